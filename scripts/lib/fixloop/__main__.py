@@ -1,0 +1,3 @@
+from fixloop.cli import main
+
+main()

@@ -1,0 +1,156 @@
+"""The review coordinator's input and output documents."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from fixloop.contracts.common import (
+    REVIEWER_AGENTS,
+    AgentError,
+    Contract,
+    NonEmptyStr,
+    SessionId,
+)
+
+Workflow = Literal["bugfix", "pr-review", "ci-job", "execute-plan", "review"]
+Stack = Literal["frontend", "backend", "e2e", "mixed"]
+TerminationReason = Literal[
+    "no_changes",
+    "no_fixable_issues",
+    "converged",
+    "max_iterations",
+    "issues_increased",
+    "user_cancelled",
+    "verification_failed",
+]
+VerificationChoice = Literal["rollback", "continue", "manual"]
+
+
+class LoopConfig(Contract):
+    test_command: str | None = None
+    lint_command: str | None = None
+    typecheck_command: str | None = None
+    max_review_iterations: Annotated[int, Field(ge=1, le=20, strict=True)] = 3
+    min_required_agents: Annotated[int, Field(ge=1, le=len(REVIEWER_AGENTS), strict=True)] = 4
+    confidence_threshold: Annotated[int, Field(ge=0, le=100, strict=True)] = 80
+    verify_timeout_seconds: Annotated[int, Field(ge=1, le=7200, strict=True)] = 900
+    use_verifier: bool = Field(
+        default=True, description="Ask the review verifier to challenge fixable findings before fixing."
+    )
+    max_quality_retries: Annotated[int, Field(ge=0, le=3, strict=True)] = 2
+    on_verification_failure: VerificationChoice = Field(
+        default="rollback",
+        description="What a run that cannot ask the user does when verification fails after a fix.",
+    )
+
+
+class RunContext(Contract):
+    workflow: Workflow
+    stack: Stack = "mixed"
+
+
+class LogFiles(Contract):
+    jsonl: NonEmptyStr
+    text: NonEmptyStr
+
+
+class LoggingContext(Contract):
+    enabled: bool = False
+    level: Literal["info", "debug"] = "info"
+    session_id: SessionId
+    log_files: LogFiles | None = None
+
+
+class CoordinatorInput(Contract):
+    changed_files: list[str]
+    config: LoopConfig = Field(default_factory=LoopConfig)
+    context: RunContext
+    logging: LoggingContext | None = None
+
+
+StepStatus = Literal["passed", "failed", "skipped", "timeout"]
+
+
+class VerificationStep(Contract):
+    status: StepStatus
+    duration_ms: Annotated[int, Field(ge=0)] | None = None
+    reason: str | None = None
+    exit_code: int | None = None
+    command: str | None = None
+    output_tail: str | None = None
+
+
+class Verification(Contract):
+    tests: VerificationStep
+    lint: VerificationStep
+    typecheck: VerificationStep
+
+
+class AgentRunResult(Contract):
+    agent: NonEmptyStr
+    status: Literal["success", "failed"]
+    issues_count: int | None = None
+    error: AgentError | None = None
+
+
+class FixCounts(Contract):
+    attempted: int
+    succeeded: int
+    failed: int
+
+
+class IssueRef(Contract):
+    id: NonEmptyStr
+    file: str
+    description: str
+    line: int | None = None
+    severity: str | None = None
+    category: str | None = None
+    confidence: int | None = None
+    agents: list[str] = Field(default_factory=list)
+    auto_fixable: bool | None = None
+
+
+class ReviewIteration(Contract):
+    iteration: Annotated[int, Field(ge=1)]
+    agents_results: list[AgentRunResult]
+    issues_found: int
+    fixable_issues: int
+    fix_result: FixCounts | None = None
+    resolved_issues: list[str] = Field(default_factory=list)
+    introduced_issues: list[str] = Field(default_factory=list)
+    persisting_issues: list[str] = Field(default_factory=list)
+    removed_by_verifier: list[str] = Field(default_factory=list)
+
+
+class ReviewSummary(Contract):
+    total_iterations: int
+    initial_issues: int
+    final_issues: int
+    fixed_issues: int
+    termination_reason: TerminationReason | None
+
+
+class CoordinatorOutput(Contract):
+    status: Literal["success", "partial", "failed", "user_cancelled"]
+    agent: Literal["review-coordinator"] = "review-coordinator"
+    verification: Verification | None = None
+    review_iterations: list[ReviewIteration] = Field(default_factory=list)
+    summary: ReviewSummary | None = None
+    fixed_issues: list[IssueRef] | None = None
+    remaining_issues: list[IssueRef] | None = None
+    introduced_issues: list[IssueRef] | None = None
+    positive_observations: list[str] | None = None
+    files_modified: list[str] | None = None
+    message: str | None = None
+    error: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _shape_matches_status(self) -> CoordinatorOutput:
+        if self.status == "failed" and self.error is None:
+            raise ValueError("a failed coordinator result needs an error object")
+        if self.status != "failed" and self.summary is None:
+            raise ValueError("a finished review needs a summary")
+        return self

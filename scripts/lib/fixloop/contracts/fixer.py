@@ -1,0 +1,54 @@
+"""What the review fixer returns."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from fixloop.contracts.common import FIXER_AGENT, AgentError, Contract, NonEmptyStr, canonical_agent_name
+
+
+class FixAttempt(Contract):
+    issue_id: NonEmptyStr
+    status: Literal["succeeded", "failed", "skipped"] = Field(
+        description="skipped: not attempted; failed: attempted without success."
+    )
+    reason: str | None = None
+    files: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _reason_when_not_fixed(self) -> FixAttempt:
+        if self.status != "succeeded" and not (self.reason or "").strip():
+            raise ValueError(f"a {self.status} fix needs a reason")
+        return self
+
+
+class FixerOutput(Contract):
+    status: Literal["success", "partial", "failed"]
+    agent: NonEmptyStr
+    results: list[FixAttempt] = Field(default_factory=list)
+    files_modified: list[str] = Field(default_factory=list)
+    error: AgentError | None = None
+
+    @field_validator("agent")
+    @classmethod
+    def _is_fixer(cls, value: str) -> str:
+        if canonical_agent_name(value) != FIXER_AGENT:
+            raise ValueError(f"must be {FIXER_AGENT}")
+        return FIXER_AGENT
+
+    @model_validator(mode="after")
+    def _error_matches_status(self) -> FixerOutput:
+        if self.status == "failed" and self.error is None and not self.results:
+            raise ValueError("a failed fix with no per-issue results needs an error object")
+        return self
+
+    def counts(self) -> dict[str, int]:
+        attempted = [r for r in self.results if r.status != "skipped"]
+        succeeded = [r for r in attempted if r.status == "succeeded"]
+        return {
+            "attempted": len(attempted),
+            "succeeded": len(succeeded),
+            "failed": len(attempted) - len(succeeded),
+        }

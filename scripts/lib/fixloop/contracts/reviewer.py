@@ -1,0 +1,127 @@
+"""What each of the six reviewers returns."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from fixloop.contracts.common import (
+    REVIEWER_AGENTS,
+    AgentError,
+    AgentStatus,
+    Confidence,
+    Contract,
+    NonEmptyStr,
+    Severity,
+    canonical_agent_name,
+)
+
+# The supervisor design's issue fields, and the reviewer-issue fields they stand for.
+SUPERVISOR_FIELD_MAP: dict[str, str] = {
+    "relevantFile": "file",
+    "existingCode": "existing_code",
+    "suggestionContent": "description",
+    "improvedCode": "improved_code",
+    "label": "category",
+    "suggestionLine": "line",
+}
+SUPERVISOR_LABELS = ("Quality", "Security", "Performance", "Functionality")
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+class ReviewerIssue(Contract):
+    id: NonEmptyStr
+    severity: Severity
+    confidence: Confidence
+    file: NonEmptyStr = Field(description="Path relative to the repository root.")
+    line: Annotated[int, Field(ge=1, strict=True)]
+    end_line: Annotated[int, Field(ge=1, strict=True)] | None = None
+    category: NonEmptyStr
+    rule: str | None = None
+    description: NonEmptyStr
+    suggestion: str
+    auto_fixable: bool
+    existing_code: str | None = None
+    improved_code: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_supervisor_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        renamed = dict(data)
+        for source, target in SUPERVISOR_FIELD_MAP.items():
+            if source in renamed and target not in renamed:
+                renamed[target] = renamed.pop(source)
+        if isinstance(renamed.get("line"), str) and renamed["line"].strip().isdigit():
+            renamed["line"] = int(renamed["line"].strip())
+        if isinstance(renamed.get("severity"), str):
+            renamed["severity"] = renamed["severity"].strip().lower()
+        if "label" in data and isinstance(renamed.get("category"), str):
+            renamed["category"] = renamed["category"].strip().lower()
+        return renamed
+
+    @field_validator("file")
+    @classmethod
+    def _repo_relative(cls, value: str) -> str:
+        path = value.replace("\\", "/")
+        while path.startswith("./"):
+            path = path[2:]
+        if path.startswith("/") or _WINDOWS_DRIVE.match(value):
+            raise ValueError("must be relative to the repository root, not absolute")
+        if ".." in path.split("/"):
+            raise ValueError("must stay inside the repository (no '..' parts)")
+        return path
+
+    @model_validator(mode="after")
+    def _range_is_ordered(self) -> ReviewerIssue:
+        if self.end_line is not None and self.end_line < self.line:
+            raise ValueError(f"end_line ({self.end_line}) must not be before line ({self.line})")
+        return self
+
+    def supervisor_label(self) -> str:
+        for label in SUPERVISOR_LABELS:
+            if self.category.lower() == label.lower():
+                return label
+        return "Quality"
+
+    def to_supervisor_item(self) -> dict[str, Any]:
+        """The supervisor design's simple-array item for this issue."""
+        return {
+            "relevantFile": self.file,
+            "existingCode": self.existing_code or "",
+            "suggestionContent": self.description,
+            "improvedCode": self.improved_code or self.suggestion,
+            "label": self.supervisor_label(),
+            "suggestionLine": self.line,
+        }
+
+
+class ReviewerOutput(Contract):
+    status: AgentStatus
+    agent: NonEmptyStr
+    issues: list[ReviewerIssue] = Field(default_factory=list)
+    positive_observations: list[str] = Field(default_factory=list)
+    error: AgentError | None = None
+
+    @field_validator("agent")
+    @classmethod
+    def _known_reviewer(cls, value: str) -> str:
+        name = canonical_agent_name(value)
+        if name not in REVIEWER_AGENTS:
+            raise ValueError(f"must be one of {', '.join(REVIEWER_AGENTS)}")
+        return name
+
+    @model_validator(mode="after")
+    def _error_matches_status(self) -> ReviewerOutput:
+        if self.status == "failed" and self.error is None:
+            raise ValueError("a failed result needs an error object (code, message, phase, recoverable)")
+        if self.status == "success" and self.error is not None:
+            raise ValueError("a successful result must not carry an error object")
+        ids = [issue.id for issue in self.issues]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"issue ids must be unique; repeated: {', '.join(duplicates)}")
+        return self
