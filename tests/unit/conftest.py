@@ -1,0 +1,47 @@
+"""Shared fixtures: a temporary git project (CLAUDE_PROJECT_DIR points at it) and a controllable clock."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
+if str(LIB) not in sys.path:
+    sys.path.insert(0, str(LIB))
+
+from helpers_runs import FakeClock, git  # noqa: E402
+
+
+@pytest.fixture
+def git_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A git repository with one commit (README.md, src/app.py, .gitignore ignoring *.log), as the project."""
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("# demo\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / ".gitignore").write_text("*.log\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    for name in list(os.environ):
+        if name.startswith("GIT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(root))
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    monkeypatch.chdir(root)
+    yield root.resolve()
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """A FakeClock installed as fixloop.runs.default_clock (used by the CLI and by every runs call)."""
+    from fixloop import runs
+
+    clock = FakeClock()
+    monkeypatch.setattr(runs, "default_clock", clock)
+    return clock

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from helpers_runs import FakeClock, read_events
+
+from fixloop import runs
+from fixloop.cli import cli
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def invoke_json(*args: str) -> tuple[int, Any]:
+    code, output = invoke(*args)
+    return code, json.loads(output)
+
+
+@pytest.fixture
+def logged_run(git_project: Path, fake_clock: FakeClock) -> dict[str, Any]:
+    """A bugfix run: start, phase 0 (2 s), an error, a confidence decision, end. Clock starts 05:46:40 UTC."""
+    state = runs.start_run("bugfix", root=git_project, stack="frontend", phase="0,1")["state"]
+    run_id = state["run_id"]
+    runs.phase_start(git_project, run_id, 0)
+    fake_clock.advance(2)
+    runs.phase_end(git_project, run_id, 0, "success", {"errors_found": 3})
+    fake_clock.advance(1)
+    log = runs.run_log(runs.load_run(git_project, run_id))
+    log.emit("E", "ERROR", phase="phase_1", code="CONFIDENCE_TOO_LOW", message="35 < 40", recoverable=False)
+    fake_clock.advance(1)
+    assert invoke("policy", "confidence", "35", "--run", run_id, "--phase", "1")[0] == 0
+    fake_clock.advance(1)
+    runs.end_run(git_project, run_id, "failed")
+    return runs.load_run(git_project, run_id)
+
+
+def test_timeline_is_plain_text(logged_run: dict[str, Any]) -> None:
+    run_id = logged_run["run_id"]
+    code, output = invoke("log", "timeline", run_id)
+    assert code == 0
+    assert output == (
+        f"[2025-12-06 05:46:40.000] INFO | SESSION_START | Bugfix Frontend ({run_id})\n"
+        "[2025-12-06 05:46:40.000] INFO | PHASE_START | Phase 0: Collect and classify the failure\n"
+        "[2025-12-06 05:46:42.000] INFO | PHASE_END | Phase 0 | success | 2000ms | errors_found=3\n"
+        "[2025-12-06 05:46:43.000] ERROR| ERROR | CONFIDENCE_TOO_LOW | 35 < 40\n"
+        "[2025-12-06 05:46:44.000] DECN | CONFIDENCE | score=35 | decision=stop | threshold=60\n"
+        "[2025-12-06 05:46:45.000] INFO | SESSION_END | failed | 5000ms\n"
+    )
+    assert output == Path(logged_run["logging"]["log_files"]["text"]).read_text()
+
+
+def test_timeline_filters(logged_run: dict[str, Any]) -> None:
+    code, output = invoke("log", "timeline", logged_run["run_id"], "--level", "decision", "--level", "E")
+    assert code == 0
+    assert output == (
+        "[2025-12-06 05:46:43.000] ERROR| ERROR | CONFIDENCE_TOO_LOW | 35 < 40\n"
+        "[2025-12-06 05:46:44.000] DECN | CONFIDENCE | score=35 | decision=stop | threshold=60\n"
+    )
+
+
+def test_show_filters_by_type_and_level(logged_run: dict[str, Any]) -> None:
+    run_id = logged_run["run_id"]
+    jsonl = logged_run["logging"]["log_files"]["jsonl"]
+    events = read_events(jsonl)
+    code, document = invoke_json("log", "show", run_id, "--type", "PHASE_END", "--type", "SESSION_END")
+    assert (code, document) == (
+        0,
+        {
+            "log_file": jsonl,
+            "count": 2,
+            "events": [events[2], events[5]],
+            "corrupt_lines": [],
+        },
+    )
+    code, document = invoke_json("log", "show", run_id, "--level", "X")
+    assert document["events"] == [events[4]]
+    code, document = invoke_json("log", "show", run_id)
+    assert document["events"] == events
+
+
+def test_errors(logged_run: dict[str, Any]) -> None:
+    code, document = invoke_json("log", "errors", logged_run["run_id"])
+    assert code == 0
+    assert document["count"] == 1
+    assert {key: value for key, value in document["events"][0].items() if key != "ts"} == {
+        "level": "E",
+        "type": "ERROR",
+        "session_id": logged_run["run_id"],
+        "phase": "phase_1",
+        "code": "CONFIDENCE_TOO_LOW",
+        "message": "35 < 40",
+        "recoverable": False,
+    }
+
+
+def test_summary(logged_run: dict[str, Any]) -> None:
+    code, document = invoke_json("log", "summary", logged_run["run_id"])
+    assert code == 0
+    assert document["log_file"] == logged_run["logging"]["log_files"]["jsonl"]
+    assert document["status"] == "failed"
+    assert document["total_duration_ms"] == 5000
+    assert document["phases"] == [{"phase": "phase_0", "status": "success", "duration_ms": 2000}]
+    assert document["counts_by_level"] == {"E": 1, "I": 4, "X": 1}
+    assert document["event_count"] == 6
+    assert document["corrupt_lines"] == 0
+
+
+def test_log_file_path_inside_the_project(logged_run: dict[str, Any], git_project: Path) -> None:
+    jsonl = Path(logged_run["logging"]["log_files"]["jsonl"])
+    relative = jsonl.relative_to(git_project)
+    code, document = invoke_json("log", "show", str(relative), "--type", "SESSION_START")
+    assert (code, document["count"]) == (0, 1)
+
+
+def test_corrupt_lines_are_reported_not_fatal(logged_run: dict[str, Any]) -> None:
+    jsonl = Path(logged_run["logging"]["log_files"]["jsonl"])
+    with jsonl.open("a") as handle:
+        handle.write('{"half": \n')
+    code, document = invoke_json("log", "show", logged_run["run_id"], "--type", "SESSION_END")
+    assert code == 0
+    assert document["count"] == 1
+    assert document["corrupt_lines"] == [
+        {"line": 7, "reason": "invalid JSON: Expecting value", "preview": '{"half": '}
+    ]
+    assert invoke_json("log", "summary", logged_run["run_id"])[1]["corrupt_lines"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["log", "show", "../x"], "PATH_OUTSIDE_PROJECT"),
+        (["log", "show", "/etc/passwd"], "PATH_OUTSIDE_PROJECT"),
+        (["log", "show", "a;b"], "PATH_OUTSIDE_PROJECT"),
+        (["log", "show", "README.md"], "INVALID_LOG_PATH"),
+        (["log", "errors", "missing.jsonl"], "LOG_NOT_FOUND"),
+        (["log", "summary", "0badc0de"], "RUN_NOT_FOUND"),
+        (["log", "timeline", "0badc0de"], "RUN_NOT_FOUND"),
+    ],
+)
+def test_bad_targets(git_project: Path, args: list[str], code: str) -> None:
+    exit_code, document = invoke_json(*args)
+    assert (exit_code, document["error"]["code"]) == (2, code)
+
+
+def test_bad_level(logged_run: dict[str, Any]) -> None:
+    exit_code, document = invoke_json("log", "show", logged_run["run_id"], "--level", "loud")
+    assert (exit_code, document["error"]["code"]) == (2, "INVALID_ARGUMENT")
+    assert document["error"]["valid_values"][:5] == ["I", "D", "W", "E", "X"]
+
+
+def test_run_without_log(git_project: Path, fake_clock: FakeClock) -> None:
+    run_id = runs.start_run("review", root=git_project, log=False)["state"]["run_id"]
+    exit_code, document = invoke_json("log", "show", run_id)
+    assert (exit_code, document["error"]["code"]) == (2, "NO_LOG")

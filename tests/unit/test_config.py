@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixloop.config import command_status, config_from_dump, load_config
+from fixloop.contracts.coordinator import LoopConfig
+from fixloop.errors import FixloopError
+
+
+def violations_of(project: Path, config_file: Path | None = None) -> list[dict[str, str]]:
+    with pytest.raises(FixloopError) as caught:
+        load_config(project, config_file)
+    assert caught.value.code == "INVALID_CONFIG"
+    assert caught.value.exit_code == 2
+    violations: list[dict[str, str]] = caught.value.details["violations"]
+    return violations
+
+
+def test_defaults_without_files(tmp_path: Path) -> None:
+    loaded = load_config(tmp_path)
+    assert loaded.config == LoopConfig()
+    assert loaded.sources == []
+
+
+def test_relative_config_file_is_taken_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "c.json").write_text('{"typecheck_command": "mypy ."}')
+    monkeypatch.chdir(tmp_path)
+    loaded = load_config(tmp_path / "elsewhere", "c.json")
+    assert loaded.config.typecheck_command == "mypy ."
+    assert loaded.sources == [str(tmp_path / "c.json")]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "invalid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
+        ("[1]", "must be a JSON object, not list"),
+        ("null", "must be a JSON object, not NoneType"),
+        (b"\xff", "not UTF-8: invalid start byte"),
+    ],
+)
+def test_unreadable_documents(tmp_path: Path, content: str | bytes, message: str) -> None:
+    path = tmp_path / "c.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    assert violations_of(tmp_path, path) == [{"path": "$", "message": message}]
+
+
+def test_missing_and_directory(tmp_path: Path) -> None:
+    assert violations_of(tmp_path, tmp_path / "nope.json") == [{"path": "$", "message": "file not found"}]
+    assert violations_of(tmp_path, tmp_path) == [{"path": "$", "message": "is a directory, not a JSON file"}]
+
+
+def test_every_violation_is_listed(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(
+        json.dumps(
+            {
+                "min_required_agents": 7,
+                "confidence_threshold": 101,
+                "on_verification_failure": "explode",
+                "use_verifier": "yes",
+                "extra": 1,
+            }
+        )
+    )
+    assert [item["path"] for item in violations_of(tmp_path, path)] == [
+        "$.confidence_threshold",
+        "$.extra",
+        "$.min_required_agents",
+        "$.on_verification_failure",
+        "$.use_verifier",
+    ]
+
+
+def test_command_status_says_not_configured() -> None:
+    assert command_status(LoopConfig(test_command="pytest -q")) == {
+        "tests": {"command": "pytest -q", "configured": True, "reason": None},
+        "lint": {"command": None, "configured": False, "reason": "not_configured"},
+        "typecheck": {"command": None, "configured": False, "reason": "not_configured"},
+    }
+
+
+def test_config_from_dump() -> None:
+    assert config_from_dump(LoopConfig(lint_command="ruff").model_dump()) == LoopConfig(lint_command="ruff")
+    bad: object
+    for bad in (None, [], {"max_review_iterations": 0}):
+        with pytest.raises(FixloopError) as caught:
+            config_from_dump(bad)
+        assert caught.value.code == "INVALID_STATE"
