@@ -1,0 +1,274 @@
+"""SubagentStop hook: enforce the output contract of fixloop's reviewers, fixer and verifier.
+
+For a fixloop subagent of a session with a running run:
+1. appends a `stop` line to the ledger (agent_id, sha256 of the final message);
+2. for a contracted agent, records the final message into the run with
+   `scripts/fixloop review record RUN --agent NAME --from-hook AGENT_ID -` (message on stdin):
+   - valid: the result is in the run; the agent stops;
+   - invalid and the engine allows a retry: prints {"decision":"block","reason":...} quoting the
+     violations, so the agent answers again; at most MAX_BLOCKS times per agent_id, whatever the engine
+     says (counted from the ledger's stop lines);
+   - invalid without retry: the agent stops (the engine has logged CONTRACT_VIOLATION);
+   - engine unavailable, timed out or refusing: the agent stops, and a WARNING is logged;
+3. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops.
+Never fails the session: any error ends in exit 0 without output and a WARNING.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import calls
+import hooklib
+from hooklib import RunContext
+
+from fixloop import ledger
+
+MAX_BLOCKS = 2
+ENGINE_TIMEOUT_S = 50.0
+ENGINE_ENV = "FIXLOOP_HOOK_ENGINE"  # another engine command (tests, debugging); default scripts/fixloop
+
+
+class EngineUnavailable(Exception):
+    pass
+
+
+def engine_command() -> list[str]:
+    configured = os.environ.get(ENGINE_ENV)
+    if configured:
+        return [configured]
+    return ["bash", os.path.join(hooklib.PLUGIN_ROOT, "scripts", "fixloop")]
+
+
+def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> dict[str, Any]:
+    """The engine's answer to `review record` (a JSON object); EngineUnavailable when there is none."""
+    command = [
+        *engine_command(),
+        "review",
+        "record",
+        context.run_id,
+        "--agent",
+        agent,
+        "--from-hook",
+        agent_id,
+        "-",
+    ]
+    try:
+        timeout = float(os.environ.get("FIXLOOP_RECORD_TIMEOUT", ENGINE_TIMEOUT_S))
+    except ValueError:
+        timeout = ENGINE_TIMEOUT_S
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(context.root)}
+    try:
+        done = subprocess.run(
+            command,
+            input=message,
+            capture_output=True,
+            timeout=timeout,
+            cwd=str(context.root),
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise EngineUnavailable(f"`fixloop review record` did not answer within {timeout:g}s") from None
+    except OSError as error:
+        raise EngineUnavailable(f"cannot run the engine: {error}") from None
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        stderr = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = stderr[-1] if stderr else "no output"
+        raise EngineUnavailable(
+            f"`fixloop review record` exited {done.returncode} without a JSON answer: {detail}"[:500]
+        ) from None
+    if not isinstance(answer, dict):
+        raise EngineUnavailable(f"`fixloop review record` answered a JSON {type(answer).__name__}")
+    problem = answer.get("error")
+    if done.returncode == 3 or (isinstance(problem, Mapping) and problem.get("code") == "ENGINE_UNAVAILABLE"):
+        message_text = problem.get("message") if isinstance(problem, Mapping) else None
+        raise EngineUnavailable(str(message_text or "the engine is unavailable"))
+    return answer
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def violation_lines(error: object) -> list[str]:
+    """The violations of an invalid answer, quoted as the engine reported them, one per line."""
+    if not isinstance(error, Mapping):
+        return [f"- {_text(error)}"] if error else []
+    lines: list[str] = []
+    code, message = error.get("code"), error.get("message")
+    if code or message:
+        lines.append(f"- {code or 'ERROR'}: {_text(message) if message is not None else ''}".rstrip(": "))
+    violations = error.get("violations")
+    if isinstance(violations, list):
+        for item in violations:
+            if isinstance(item, Mapping) and "message" in item:
+                where = item.get("path") or item.get("loc") or item.get("field")
+                text = _text(item["message"])
+                lines.append(f"- {_text(where)}: {text}" if where else f"- {text}")
+            else:
+                lines.append(f"- {_text(item)}")
+    missing = error.get("missing_fields")
+    if isinstance(missing, list) and missing:
+        lines.append("- missing fields: " + ", ".join(_text(item) for item in missing))
+    parse_error = error.get("parse_error")
+    if parse_error and _text(parse_error) not in _text(message):
+        lines.append(f"- JSON parse error: {_text(parse_error)}")
+    return lines
+
+
+def block_reason(agent: str, answer: Mapping[str, Any], attempt: int) -> str:
+    lines = [
+        f"fixloop rejected your final answer (attempt {attempt} of {MAX_BLOCKS + 1}): it does not satisfy "
+        f"the output contract of fixloop:{agent}.",
+        "Violations:",
+        *(violation_lines(answer.get("error")) or ["- (the engine gave no details)"]),
+    ]
+    hint = answer.get("hint")
+    if isinstance(hint, str) and hint.strip():
+        lines.append(hint.strip())
+    lines.append(
+        "Answer again with only the corrected JSON document and nothing else. Keep every field that was "
+        "already right and fix exactly the violations above."
+    )
+    return "\n".join(lines)
+
+
+def _store_verdict(context: RunContext, agent_id: str, verdict: dict[str, Any]) -> None:
+    def put(state: dict[str, Any]) -> None:
+        verdicts = state.get("verdicts")
+        if not isinstance(verdicts, dict):
+            verdicts = state["verdicts"] = {}
+        verdicts[agent_id] = verdict
+
+    ledger.update_hooks_state(context.run_dir, put)
+
+
+def _error_code(answer: Mapping[str, Any]) -> str | None:
+    error = answer.get("error")
+    if isinstance(error, Mapping) and isinstance(error.get("code"), str):
+        return str(error["code"])
+    return None
+
+
+def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
+    agent_type = payload.get("agent_type")
+    agent = ledger.fixloop_agent(agent_type)
+    if agent is None:
+        return None
+    agent_id = payload.get("agent_id")
+    agent_id = agent_id if isinstance(agent_id, str) and agent_id else None
+    text = payload.get("last_assistant_message")
+    text = text if isinstance(text, str) else ""
+    message = ledger.message_bytes(text)
+    records = ledger.read(context.run_dir)
+    earlier_stops = len(ledger.stops_of(records, agent_id))
+    stop = ledger.append(
+        context.run_dir,
+        {
+            "kind": "stop",
+            "ts_ms": hooklib.now_ms(),
+            "agent_type": agent_type,
+            "agent": agent,
+            "agent_id": agent_id,
+            "message_sha256": ledger.message_sha256(message),
+            "stop_hook_active": payload.get("stop_hook_active") is True,
+            "attempt": earlier_stops + 1,
+        },
+    )
+    report = hooklib.parse_report(text)
+    verdict: dict[str, Any] = {
+        "valid": None,
+        "final": True,
+        "error": None,
+        "status": hooklib.report_status(report),
+        "issues": hooklib.issues_count(report) if agent in ledger.REVIEWER_AGENTS else None,
+    }
+    output: str | None = None
+    if agent in ledger.CONTRACTED_AGENTS and agent_id is not None:
+        output = _enforce(context, agent, agent_id, message, earlier_stops, verdict)
+    if agent_id is not None:
+        _store_verdict(context, agent_id, verdict)
+    if output is None:
+        launch = ledger.find_launch(records, agent_id)
+        if launch is not None:
+            calls.close_background(context, stop, launch.get("tool_use_id"), None)
+    return output
+
+
+def _enforce(
+    context: RunContext,
+    agent: str,
+    agent_id: str,
+    message: bytes,
+    earlier_stops: int,
+    verdict: dict[str, Any],
+) -> str | None:
+    """Record the answer; return the block decision to print, or None to let the agent stop."""
+    try:
+        answer = record(context, agent, agent_id, message)
+    except EngineUnavailable as error:
+        context.warn(
+            "ENGINE_UNAVAILABLE",
+            f"The result of {agent} ({agent_id}) was not recorded: {error}",
+            agent=agent,
+            agent_id=agent_id,
+            impact="the coordinator sees no result for this agent; its contract was not checked",
+        )
+        return None
+    if answer.get("status") != "recorded":
+        code = _error_code(answer) or "RECORD_FAILED"
+        problem = answer.get("error")
+        detail = problem.get("message") if isinstance(problem, Mapping) else None
+        context.warn(
+            "RECORD_REFUSED",
+            f"The engine refused the result of {agent} ({agent_id}): {code}: {detail or 'no details'}",
+            agent=agent,
+            agent_id=agent_id,
+            error_code=code,
+        )
+        verdict.update(valid=None, error=code)
+        return None
+    if answer.get("valid") is True:
+        verdict.update(valid=True)
+        return None
+    verdict.update(valid=False, error=_error_code(answer) or "CONTRACT_VIOLATION")
+    if answer.get("retry") is not True:
+        return None
+    if earlier_stops >= MAX_BLOCKS:
+        context.warn(
+            "CONTRACT_RETRY_CAP",
+            f"{agent} ({agent_id}) answered invalidly {earlier_stops + 1} times; the hook stops asking "
+            f"after {MAX_BLOCKS} retries although the engine allowed another.",
+            agent=agent,
+            agent_id=agent_id,
+        )
+        return None
+    verdict.update(final=False)
+    attempt = answer.get("attempt")
+    shown = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else earlier_stops + 1
+    decision = {"decision": "block", "reason": block_reason(agent, answer, shown)}
+    return json.dumps(decision, ensure_ascii=False) + "\n"
+
+
+def relevant(payload: dict[str, Any]) -> bool:
+    return ledger.fixloop_agent(payload.get("agent_type")) is not None
+
+
+def handle(payload: dict[str, Any], context: RunContext) -> str | None:
+    if payload.get("hook_event_name") not in (None, "SubagentStop"):
+        return None
+    return subagent_stop(payload, context)
+
+
+if __name__ == "__main__":
+    sys.exit(hooklib.run(handle, relevant))

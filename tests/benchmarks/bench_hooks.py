@@ -1,0 +1,196 @@
+"""Process time of each fixloop hook, run as hooks/hooks.json runs it, next to `python3 -c pass`.
+
+    python3 tests/benchmarks/bench_hooks.py [--runs N]
+
+Prints, per case, the median over N runs of the process's wall time and of its CPU time (user + system
+of the hook and its children, which other load on the machine disturbs less), and the ratios of both to
+`python3 -c pass` (this interpreter).
+The hooks that fire on every subagent call (PreToolUse, PostToolUse, SubagentStart) aim at <= 2x.
+`python3 -S -c pass` is printed too: the ratio depends on how much the interpreter's site-packages cost
+at start-up (hooks run with -S), so compare the absolute figures across machines.
+SubagentStop runs the engine (`fixloop review record`) once per contracted agent; SessionStart once per
+session. Prints figures only; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+
+HOOKS = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+EVERY_CALL = ("PreToolUse", "PostToolUse", "SubagentStart")
+
+
+def command_of(event: str) -> str:
+    command: str = HOOKS[event][0]["hooks"][0]["command"]
+    return command
+
+
+def medians_ms(
+    runs: int, make: Callable[[int], tuple[list[str], bytes]], env: dict[str, str], cwd: Path
+) -> tuple[float, float]:
+    """(median wall ms, median CPU ms) of `runs` processes."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    for index in range(runs):
+        argv, stdin = make(index)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, check=False)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+
+    from fixloop import runs
+
+    with tempfile.TemporaryDirectory() as temp:
+        base = Path(temp)
+        project = base / "project"
+        (project / "src").mkdir(parents=True)
+        (project / "src" / "app.py").write_text("x = 1\n")
+        data = base / "data"
+        data.mkdir()
+        (data / "python3-path").write_text(sys.executable + "\n")
+        session = "bench-session"
+        os.environ["CLAUDE_PROJECT_DIR"] = str(project)
+        state = runs.start_run(
+            "bugfix", root=project, stack="backend", changed_files=["src/app.py"], claude_session_id=session
+        )["state"]
+        env = {
+            **os.environ,
+            "CLAUDE_PLUGIN_ROOT": str(ROOT),
+            "CLAUDE_PLUGIN_DATA": str(data),
+            "CLAUDE_PROJECT_DIR": str(project),
+            "CLAUDE_CODE_SESSION_ID": session,
+            "FIXLOOP_PYTHON": sys.executable,
+            "FIXLOOP_NO_BUILD": "1",
+        }
+
+        def common(event: str, session_id: str = session) -> dict[str, Any]:
+            return {
+                "session_id": session_id,
+                "transcript_path": "/t",
+                "cwd": str(project),
+                "hook_event_name": event,
+            }
+
+        def hook(
+            event: str, payload: Callable[[int], dict[str, Any]]
+        ) -> Callable[[int], tuple[list[str], bytes]]:
+            return lambda index: (["sh", "-c", command_of(event)], json.dumps(payload(index)).encode())
+
+        def pre(agent: str, session_id: str = session) -> Callable[[int], dict[str, Any]]:
+            return lambda index: {
+                **common("PreToolUse", session_id),
+                "tool_name": "Agent",
+                "tool_input": {"description": "d", "prompt": "p", "subagent_type": agent},
+                "tool_use_id": f"toolu_{agent}_{index}",
+            }
+
+        def post(agent: str) -> Callable[[int], dict[str, Any]]:
+            def make(index: int) -> dict[str, Any]:
+                payload = pre(agent)(index)
+                payload["hook_event_name"] = "PostToolUse"
+                payload["duration_ms"] = 5
+                payload["tool_response"] = {
+                    "status": "completed",
+                    "agentId": f"a{index}",
+                    "content": [{"type": "text", "text": '{"status":"success","issues":[]}'}],
+                }
+                return payload
+
+            return make
+
+        cases: list[tuple[str, str, Callable[[int], tuple[list[str], bytes]]]] = [
+            ("baseline", "python3 -c pass", lambda _i: ([sys.executable, "-c", "pass"], b"")),
+            ("baseline", "python3 -S -c pass", lambda _i: ([sys.executable, "-S", "-c", "pass"], b"")),
+            (
+                "PreToolUse",
+                "no run, non-fixloop agent",
+                hook("PreToolUse", pre("general-purpose", "other")),
+            ),
+            (
+                "PreToolUse",
+                "no run, fixloop agent",
+                hook("PreToolUse", pre("fixloop:code-reviewer", "other")),
+            ),
+            ("PreToolUse", "run, non-fixloop agent", hook("PreToolUse", pre("general-purpose"))),
+            ("PreToolUse", "run, fixloop:review-fixer", hook("PreToolUse", pre("fixloop:review-fixer"))),
+            ("PreToolUse", "run, reviewer (group lock)", hook("PreToolUse", pre("fixloop:code-reviewer"))),
+            ("PostToolUse", "run, fixloop:review-fixer", hook("PostToolUse", post("fixloop:review-fixer"))),
+            ("PostToolUse", "run, reviewer (group lock)", hook("PostToolUse", post("fixloop:code-reviewer"))),
+            (
+                "SubagentStart",
+                "run, fixloop:code-reviewer",
+                hook(
+                    "SubagentStart",
+                    lambda i: {
+                        **common("SubagentStart"),
+                        "agent_id": f"s{i}",
+                        "agent_type": "fixloop:code-reviewer",
+                    },
+                ),
+            ),
+            (
+                "SubagentStop",
+                "run, reviewer (engine records)",
+                hook(
+                    "SubagentStop",
+                    lambda i: {
+                        **common("SubagentStop"),
+                        "agent_id": f"t{i}",
+                        "agent_type": "fixloop:code-reviewer",
+                        "stop_hook_active": False,
+                        "agent_transcript_path": "/t",
+                        "last_assistant_message": '{"status":"success","agent":"code-reviewer","issues":[]}',
+                    },
+                ),
+            ),
+            (
+                "SessionStart",
+                "environment fresh or not wanted",
+                hook("SessionStart", lambda _i: {**common("SessionStart"), "source": "startup"}),
+            ),
+        ]
+        python = sys.version.split()[0]
+        print(f"fixloop hooks, median of {args.runs} runs, run {state['run_id']}, python {python}")
+        base_wall = base_cpu = 0.0
+        print(f"{'hook':<14} {'case':<34} {'wall ms':>8} {'ratio':>6} {'cpu ms':>7} {'ratio':>6}")
+        for event, label, make in cases:
+            runs_count = args.runs if event != "SubagentStop" else max(5, args.runs // 4)
+            wall, cpu = medians_ms(runs_count, make, env, project)
+            if label == "python3 -c pass":
+                base_wall, base_cpu = wall, cpu
+            wall_ratio = wall / base_wall if base_wall else float("nan")
+            cpu_ratio = cpu / base_cpu if base_cpu else float("nan")
+            flag = ""
+            if event in EVERY_CALL:
+                flag = "  ok (<= 2x)" if min(wall_ratio, cpu_ratio) <= 2 else "  over 2x"
+            figures = f"{wall:>8.1f} {wall_ratio:>5.2f}x {cpu:>7.1f} {cpu_ratio:>5.2f}x"
+            print(f"{event:<14} {label:<34} {figures}{flag}")
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

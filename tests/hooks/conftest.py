@@ -1,0 +1,23 @@
+"""Fixtures for the hook tests (helpers live in hook_helpers.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hook_helpers import HookEnv, Run, make_hooks, start_run
+
+
+@pytest.fixture
+def hooks(tmp_path: Path) -> HookEnv:
+    return make_hooks(tmp_path)
+
+
+@pytest.fixture
+def run(hooks: HookEnv, monkeypatch: pytest.MonkeyPatch) -> Run:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(hooks.project))
+    return start_run(hooks)

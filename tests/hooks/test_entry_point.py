@@ -1,0 +1,305 @@
+"""scripts/fixloop: which interpreter runs the engine, the environment build, ENGINE_UNAVAILABLE."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hook_helpers import (
+    PLUGIN_ROOT,
+    bare_python,
+    base_env,
+    copy_plugin,
+    fake_uv,
+    sha256_file,
+    tool_dir,
+    write_executable,
+)
+
+VERSION_LINE = "fixloop, version 0.1.0\n"
+NETWORK_SKIP = "FIXLOOP_SKIP_NETWORK_TESTS"
+
+
+def entry(
+    plugin: Path, data: Path, args: list[str], path: Path, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = base_env()
+    env.update(PATH=str(path), CLAUDE_PLUGIN_DATA=str(data), HOME=str(data.parent))
+    env.update(extra or {})
+    return subprocess.run(
+        [str(plugin / "scripts" / "fixloop"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
+
+def builds(data: Path) -> list[str]:
+    log = data / "venv-builds.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def stamp(data: Path) -> str:
+    return (data / "venv" / "fixloop-requirements.sha256").read_text().strip()
+
+
+def test_no_working_interpreter_prints_engine_unavailable(tmp_path: Path) -> None:
+    bare = bare_python(tmp_path)
+    tools = tool_dir(tmp_path, bare)
+    data = tmp_path / "data"
+    done = entry(
+        PLUGIN_ROOT, data, ["phases", "bugfix"], tools, {"FIXLOOP_PYTHON": str(bare), "FIXLOOP_NO_BUILD": "1"}
+    )
+    assert done.returncode == 3
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1
+    doc = json.loads(lines[0])
+    assert doc["status"] == "failed"
+    error = doc["error"]
+    assert sorted(error) == ["code", "message", "suggestion", "tried"]
+    assert error["code"] == "ENGINE_UNAVAILABLE"
+    assert (
+        error["message"] == "No Python interpreter with the engine's dependencies, and building is disabled."
+    )
+    assert "FIXLOOP_PYTHON" in error["suggestion"]
+    assert error["tried"] == [
+        f"FIXLOOP_PYTHON={bare}: not Python 3.10+ with click, jsonschema and pydantic",
+        f"python3 on PATH ({tools / 'python3'}): lacks click, jsonschema or pydantic",
+        f"building {data / 'venv'}: disabled by FIXLOOP_NO_BUILD",
+    ]
+
+
+def test_no_python_at_all_prints_engine_unavailable(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, None)
+    done = entry(PLUGIN_ROOT, tmp_path / "data", ["--version"], tools)
+    assert done.returncode == 3
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "ENGINE_UNAVAILABLE"
+    assert error["tried"] == [
+        "python3: not on PATH",
+        f"building {tmp_path / 'data' / 'venv'}: no python3 to build it with",
+    ]
+
+
+def test_a_failed_build_prints_engine_unavailable_with_the_reason(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    data = blocker / "data"  # cannot be created: the build fails at once, before any download
+    done = entry(PLUGIN_ROOT, data, ["--version"], tools)
+    assert done.returncode == 3
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "ENGINE_UNAVAILABLE"
+    assert (
+        error["message"] == "No Python interpreter with the engine's dependencies, and building them failed."
+    )
+    assert error["tried"][-1].startswith(
+        f"building {data / 'venv'} with {tools / 'python3'}: cannot build the environment:"
+    )
+    assert "Not a directory" in error["tried"][-1]
+
+
+def test_fixloop_python_with_the_dependencies_runs_the_engine(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, None)
+    data = tmp_path / "data"
+    done = entry(PLUGIN_ROOT, data, ["phases", "bugfix"], tools, {"FIXLOOP_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["workflow"] == "bugfix"
+    assert builds(data) == []
+
+
+def test_python3_on_path_is_checked_once_and_cached(tmp_path: Path) -> None:
+    calls = tmp_path / "python3-calls.log"
+    tools = tool_dir(tmp_path, None)
+    write_executable(tools / "python3", f'#!/bin/sh\necho call >> {calls}\nexec {sys.executable} "$@"\n')
+    data = tmp_path / "data"
+    for _ in range(2):
+        done = entry(PLUGIN_ROOT, data, ["--version"], tools)
+        assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    cache = (data / "interpreters.tsv").read_text().splitlines()
+    digest = sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+    assert cache == [f"{digest}\tok\t{tools / 'python3'}\t{sys.executable}"]
+    # The wrapper ran once (the check); the engine itself ran on the real interpreter both times.
+    assert calls.read_text() == "call\n"
+    assert builds(data) == []
+
+
+def fake_venv(data: Path, digest: str, log: Path) -> None:
+    python = data / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    write_executable(python, f'#!/bin/sh\necho used >> {log}\nexec {sys.executable} "$@"\n')
+    (data / "venv" / "fixloop-requirements.sha256").write_text(digest + "\n")
+
+
+def test_a_fresh_environment_is_preferred_and_a_stale_one_ignored(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, Path(sys.executable))
+    digest = sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+    fresh, stale = tmp_path / "fresh", tmp_path / "stale"
+    fresh_log, stale_log = tmp_path / "fresh.log", tmp_path / "stale.log"
+    fake_venv(fresh, digest, fresh_log)
+    fake_venv(stale, "0" * 64, stale_log)
+    for data in (fresh, stale):
+        done = entry(PLUGIN_ROOT, data, ["--version"], tools, {"FIXLOOP_NO_BUILD": "1"})
+        assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert fresh_log.read_text() == "used\n"
+    assert not stale_log.exists()
+
+
+def test_fixloop_data_names_the_data_directory_outside_hooks(tmp_path: Path) -> None:
+    """The Bash tool has no CLAUDE_PLUGIN_DATA; SessionStart exported FIXLOOP_DATA for it."""
+    tools = tool_dir(tmp_path, None)
+    data, log = tmp_path / "exported", tmp_path / "venv.log"
+    fake_venv(data, sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock"), log)
+    env = base_env()
+    env.update(PATH=str(tools), FIXLOOP_DATA=str(data), HOME=str(tmp_path / "home"), FIXLOOP_NO_BUILD="1")
+    done = subprocess.run(
+        [str(PLUGIN_ROOT / "scripts" / "fixloop"), "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert log.read_text() == "used\n"
+
+
+def test_a_symlink_to_the_entry_point_finds_the_engine(tmp_path: Path) -> None:
+    link_dir = tmp_path / "links"
+    link_dir.mkdir()
+    (link_dir / "fixloop").symlink_to(PLUGIN_ROOT / "scripts" / "fixloop")
+    env = {**base_env(), "FIXLOOP_PYTHON": sys.executable, "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
+    done = subprocess.run(
+        [str(link_dir / "fixloop"), "--version"], capture_output=True, text=True, env=env, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+
+
+def test_builds_with_uv_reuses_and_rebuilds_when_the_requirements_change(tmp_path: Path) -> None:
+    plugin = copy_plugin(tmp_path)
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    fake_uv(tools)
+    data = tmp_path / "data"
+    lock = plugin / "scripts" / "requirements.lock"
+
+    done = entry(plugin, data, ["--version"], tools)
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert "building" in done.stderr
+    assert len(builds(data)) == 1
+    assert stamp(data) == sha256_file(lock)
+    assert " uv " in builds(data)[0]
+
+    done = entry(plugin, data, ["--version"], tools)
+    assert (done.returncode, done.stdout, done.stderr) == (0, VERSION_LINE, "")
+    assert len(builds(data)) == 1
+
+    lock.write_text(lock.read_text() + "# changed\n")
+    done = entry(plugin, data, ["--version"], tools)
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert len(builds(data)) == 2
+    assert stamp(data) == sha256_file(lock)
+    uv_calls = (tools / "uv-calls.log").read_text().splitlines()
+    assert [call.split()[0:2] for call in uv_calls] == [["venv", "--quiet"], ["pip", "install"]] * 2
+    assert all(call.endswith(f"-r {lock}") for call in uv_calls if call.startswith("pip"))
+
+
+def test_two_concurrent_starts_build_once(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    fake_uv(tools, sleep=2.0)
+    data = tmp_path / "data"
+    env = {**base_env(), "PATH": str(tools), "CLAUDE_PLUGIN_DATA": str(data), "HOME": str(tmp_path)}
+    procs = [
+        subprocess.Popen(
+            [str(PLUGIN_ROOT / "scripts" / "fixloop"), "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate(timeout=300) for proc in procs]
+    assert [(proc.returncode, out) for proc, (out, _err) in zip(procs, outputs, strict=True)] == [
+        (0, VERSION_LINE),
+        (0, VERSION_LINE),
+    ]
+    assert len(builds(data)) == 1
+    assert any("waiting" in err for _out, err in outputs)
+
+
+def test_session_start_builds_in_the_background_and_the_entry_point_waits_for_it(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    fake_uv(tools, sleep=2.0)
+    data = tmp_path / "data"
+    env = {
+        **base_env(),
+        "PATH": str(tools),
+        "CLAUDE_PLUGIN_ROOT": str(PLUGIN_ROOT),
+        "CLAUDE_PLUGIN_DATA": str(data),
+        "HOME": str(tmp_path),
+    }
+    payload = json.dumps(
+        {
+            "session_id": "s",
+            "transcript_path": "/t",
+            "cwd": str(tmp_path),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+    )
+    command = json.loads((PLUGIN_ROOT / "hooks" / "hooks.json").read_text())["hooks"]["SessionStart"][0][
+        "hooks"
+    ][0]["command"]
+    hook = subprocess.run(
+        ["sh", "-c", command], input=payload, capture_output=True, text=True, env=env, check=False
+    )
+    assert (hook.returncode, hook.stdout) == (0, "")
+    deadline = time.monotonic() + 30
+    while not builds(data) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(builds(data)) == 1  # started by the hook, still running (uv sleeps 2 s)
+    done = entry(PLUGIN_ROOT, data, ["--version"], tools)
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert len(builds(data)) == 1
+    assert stamp(data) == sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+
+
+@pytest.mark.skipif(bool(os.environ.get(NETWORK_SKIP)), reason=f"{NETWORK_SKIP} is set (needs PyPI)")
+def test_real_build_from_pypi_with_venv_and_pip(tmp_path: Path) -> None:
+    """The real thing: no uv, `python -m venv` + pip installing scripts/requirements.lock from the index."""
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    data = tmp_path / "data"
+    done = entry(PLUGIN_ROOT, data, ["phases", "bugfix"], tools)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["workflow"] == "bugfix"  # stdout holds the engine's JSON only
+    assert "venv+pip" in builds(data)[0]
+    assert stamp(data) == sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+    freeze = subprocess.run(
+        [str(data / "venv" / "bin" / "python"), "-m", "pip", "freeze"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.lower()
+    pins = [
+        line.split(";")[0].strip().lower()
+        for line in (PLUGIN_ROOT / "scripts" / "requirements.lock").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    for pin in pins:
+        name, version = pin.split("==")
+        if name == "rpds-py" and (version == "0.30.0") != (sys.version_info < (3, 11)):
+            continue
+        normalized = name.replace("_", "-")
+        assert any(line.replace("_", "-") == f"{normalized}=={version}" for line in freeze.splitlines()), (
+            pin,
+            freeze,
+        )
+    again = entry(PLUGIN_ROOT, data, ["--version"], tools)
+    assert (again.returncode, again.stdout, again.stderr) == (0, VERSION_LINE, "")
+    assert len(builds(data)) == 1

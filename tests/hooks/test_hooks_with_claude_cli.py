@@ -1,0 +1,138 @@
+"""The hooks inside the real Claude Code CLI (pinned, tests/e2e/node_modules) driven by a scripted model.
+
+One session: a Bash call starts a run and opens review round 1 with the real engine; then one message
+dispatches a foreground code-reviewer (whose first answer breaks its contract, so SubagentStop blocks it
+once) and a background test-analyzer. Checks what only the real CLI can show: agent ids agree across
+hooks, the block reaches the subagent, the Bash tool finds the data directory SessionStart exported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hook_helpers import PLUGIN_ROOT
+
+E2E = PLUGIN_ROOT / "tests" / "e2e"
+sys.path.insert(0, str(E2E))
+
+from claude_runner import ClaudeRunner, find_claude_binary  # noqa: E402
+from scripted_api import Reply, Rule, Script, ScriptedAPI, agent_call, bash_call  # noqa: E402
+
+VALID_REVIEW = {"status": "success", "agent": "code-reviewer", "issues": [], "positive_observations": ["ok"]}
+VALID_TESTS = {"status": "success", "agent": "test-analyzer", "issues": []}
+
+
+@pytest.fixture
+def claude_bin() -> Path:
+    found = find_claude_binary()
+    if found is None:
+        message = "Claude Code CLI not installed: run `npm ci --prefix tests/e2e` (or set FIXLOOP_CLAUDE_BIN)"
+        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> None:
+    fixloop = PLUGIN_ROOT / "scripts" / "fixloop"
+    setup = (
+        f"R=$({fixloop} run start --workflow bugfix --stack backend --changed-files inventory/stock.py"
+        " | python3 -c \"import json,sys; print(json.load(sys.stdin)['run_id'])\")"
+        f" && {fixloop} review next $R >/dev/null && {fixloop} verify $R >/dev/null;"
+        f' {fixloop} review next $R >/dev/null; echo "RUN=$R DATA=$FIXLOOP_DATA"'
+    )
+    rules = [
+        Rule(Reply.tools(bash_call(setup)), name="setup", subagent=False, has_tool_results=False),
+        Rule(
+            Reply.tools(
+                agent_call("fixloop:code-reviewer", "Review inventory/stock.py", description="review fg"),
+                agent_call(
+                    "fixloop:test-analyzer", "Analyze the tests", description="review bg", background=True
+                ),
+            ),
+            name="dispatch",
+            subagent=False,
+            tool_result_contains="RUN=",
+        ),
+        Rule(
+            Reply.text("I found nothing, all good."),
+            name="bad",
+            subagent=True,
+            prompt_contains="inventory",
+            times=1,
+        ),
+        Rule(Reply.text(json.dumps(VALID_REVIEW)), name="good", subagent=True, prompt_contains="inventory"),
+        Rule(Reply.text(json.dumps(VALID_TESTS)), name="tests", subagent=True),
+        Rule(Reply.text("done"), name="end", subagent=False),
+    ]
+    log = tmp_path / "requests.jsonl"
+    api = ScriptedAPI(Script(rules), log_path=log).start()
+    try:
+        runner = ClaudeRunner(
+            binary=claude_bin,
+            work_dir=tmp_path,
+            base_url=api.url,
+            request_log=log,
+            env={"FIXLOOP_PYTHON": sys.executable},
+        )
+        project = runner.new_project()
+        result = runner.run("review", project_dir=project, allowed_tools=["Bash"], timeout=240)
+    finally:
+        api.stop()
+    assert [(rule.name, rule.answered) for rule in rules] == [
+        ("setup", 1),
+        ("dispatch", 1),
+        ("bad", 1),
+        ("good", 1),
+        ("tests", 1),
+        ("end", 1),
+    ], result.summary()
+
+    (run_dir,) = (project / ".claude" / "fixloop" / "runs").iterdir()
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["claude_session_id"] == result.session_id
+    ledger = [json.loads(line) for line in (run_dir / "agents.jsonl").read_text().splitlines()]
+
+    def lines(agent: str) -> list[dict[str, Any]]:
+        return [line for line in ledger if line["agent"] == agent]
+
+    reviewer = lines("code-reviewer")
+    assert [line["kind"] for line in reviewer] == ["call", "start", "stop", "stop", "result"]
+    call, start, first_stop, second_stop, done = reviewer
+    assert (first_stop["stop_hook_active"], second_stop["stop_hook_active"]) == (False, True)
+    assert start["agent_id"] == first_stop["agent_id"] == second_stop["agent_id"] == done["agent_id"]
+    assert done["duration_ms"] == done["ts_ms"] - call["ts_ms"]
+
+    analyzer = lines("test-analyzer")
+    assert sorted(line["kind"] for line in analyzer) == ["call", "launch", "result", "start", "stop"]
+    by_kind = {line["kind"]: line for line in analyzer}
+    assert by_kind["call"]["background"] is True
+    assert by_kind["launch"]["agent_id"] == by_kind["start"]["agent_id"] == by_kind["stop"]["agent_id"]
+    assert by_kind["result"]["duration_ms"] == by_kind["stop"]["ts_ms"] - by_kind["call"]["ts_ms"]
+
+    records = state["review"]["rounds"][-1]["records"]
+    assert (records["code-reviewer"]["valid"], records["code-reviewer"]["invalid_attempts"]) == (True, 1)
+    assert records["code-reviewer"]["provenance"] == "hook"
+    assert records["test-analyzer"]["valid"] is True
+
+    # The block reached the subagent as its next user turn.
+    bodies = [json.loads(line)["body"] for line in log.read_text().splitlines()]
+    assert any("fixloop rejected your final answer" in json.dumps(body) for body in bodies)
+    # The Bash tool found the data directory that SessionStart exported (not ~/.cache/fixloop).
+    assert any("DATA=" in json.dumps(body) and "plugins/data/fixloop" in json.dumps(body) for body in bodies)
+
+    events = [
+        json.loads(line) for line in Path(state["logging"]["log_files"]["jsonl"]).read_text().splitlines()
+    ]
+    kinds = [event["type"] for event in events]
+    assert kinds.count("REVIEW_PARALLEL_START") == kinds.count("REVIEW_PARALLEL_END") == 1
+    assert kinds.count("AGENT_CALL") == kinds.count("AGENT_RESULT") == 2
+    (end,) = [event for event in events if event["type"] == "REVIEW_PARALLEL_END"]
+    assert sorted(r["agent"] for r in end["results"]) == ["code-reviewer", "test-analyzer"]
+    assert all(r["status"] == "success" for r in end["results"])
+    assert "WARNING" not in kinds
