@@ -1,0 +1,87 @@
+"""Shared fixtures of the end-to-end tests: the scripted API server and the Claude Code runner."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from claude_runner import DEFAULT_TIMEOUT, REPO_ROOT, ClaudeRunner, find_claude_binary
+from scripted_api import Script, ScriptedAPI
+
+# The sample project's own tests are run by the scenarios inside a throwaway copy, never collected here.
+collect_ignore = ["sample_repo", "node_modules"]
+
+StartAPI = Callable[..., ScriptedAPI]
+MakeRunner = Callable[..., ClaudeRunner]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+@pytest.fixture
+def claude_bin() -> Path:
+    """The pinned CLI. Missing: the test is skipped on a developer machine, and fails in CI (CI=true)."""
+    found = find_claude_binary()
+    if found is None:
+        message = "Claude Code CLI not installed: run `npm ci --prefix tests/e2e` (or set FIXLOOP_CLAUDE_BIN)"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture
+def start_api(tmp_path: Path) -> Iterator[StartAPI]:
+    """``start_api(script, chunk_size=None)`` starts a ScriptedAPI logging to ``tmp_path/requests-N.jsonl``;
+    every server started is stopped at teardown."""
+    servers: list[ScriptedAPI] = []
+
+    def start(script: Script, *, chunk_size: int | None = None) -> ScriptedAPI:
+        log = tmp_path / f"requests-{len(servers) + 1}.jsonl"
+        api = ScriptedAPI(script, log_path=log, chunk_size=chunk_size)
+        servers.append(api)
+        return api.start()
+
+    yield start
+    for api in servers:
+        api.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_plugin_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``${CLAUDE_PLUGIN_DATA}`` for every run of the session that opts in (``make_runner(...,
+    shared_plugin_data=shared_plugin_data)``), so the plugin's Python environment is built once."""
+    return tmp_path_factory.mktemp("plugin-data")
+
+
+@pytest.fixture
+def make_runner(claude_bin: Path, tmp_path: Path) -> MakeRunner:
+    """``make_runner(api, plugin_dir=REPO_ROOT, timeout=..., env=..., shared_plugin_data=...)``: a
+    ClaudeRunner talking to ``api``, with its own work directory (projects, config dirs) in ``tmp_path``."""
+    made: list[ClaudeRunner] = []
+
+    def make(
+        api: ScriptedAPI,
+        plugin_dir: Path | None = REPO_ROOT,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        env: Mapping[str, str] | None = None,
+        shared_plugin_data: Path | None = None,
+    ) -> ClaudeRunner:
+        runner = ClaudeRunner(
+            claude_bin,
+            tmp_path / f"work-{len(made) + 1}",
+            plugin_dir=plugin_dir,
+            base_url=api.url,
+            request_log=api.log_path,
+            timeout=timeout,
+            shared_plugin_data=shared_plugin_data,
+            env=dict(env or {}),
+        )
+        made.append(runner)
+        return runner
+
+    return make

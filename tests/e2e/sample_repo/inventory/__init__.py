@@ -1,0 +1,1 @@
+"""Stock levels for a small shop: load them, change them, summarise them."""
