@@ -50,7 +50,7 @@ ROUND_ONE_FINDINGS: dict[str, list[dict[str, Any]]] = {
             "file": "inventory/stock.py",
             "line": 27,
             "category": "comment",
-            "description": "The comment says KeyError is raised, but an unknown SKU counts as 0 and is clamped.",
+            "description": "The comment says KeyError is raised; an unknown SKU counts as 0 and is clamped.",
             "suggestion": "Say that an unknown SKU is treated as zero stock.",
             "auto_fixable": True,
         }
@@ -63,7 +63,7 @@ ROUND_ONE_FINDINGS: dict[str, list[dict[str, Any]]] = {
             "file": "inventory/stock.py",
             "line": 14,
             "category": "silent-failure",
-            "description": "load_stock returns {} on any error, so an unreadable file looks like empty stock.",
+            "description": "load_stock returns {} on any error: an unreadable file looks like empty stock.",
             "suggestion": "Let OSError and JSONDecodeError propagate, or report them to the caller.",
             "auto_fixable": False,
         }
@@ -100,7 +100,12 @@ def make_project(dest: Path) -> Path:
 def apply_fixes(project: Path) -> None:
     report = project / "inventory" / "report.py"
     text = report.read_text(encoding="utf-8")
-    loop = "    total = 0\n    for quantity in stock.values():\n        if quantity > 0:\n            total += quantity\n"
+    loop = (
+        "    total = 0\n"
+        "    for quantity in stock.values():\n"
+        "        if quantity > 0:\n"
+        "            total += quantity\n"
+    )
     head, tail = text.split("def low_stock_summary", 1)
     report.write_text(head + "def low_stock_summary" + tail.replace(loop, "    total = total_units(stock)\n"))
     stock = project / "inventory" / "stock.py"
