@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 REVIEWER_AGENTS: tuple[str, ...] = (
     "code-reviewer",
@@ -22,6 +23,27 @@ NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length
 Confidence = Annotated[int, Field(ge=0, le=100, strict=True)]
 Score = Annotated[int, Field(ge=0, le=100, strict=True)]
 SessionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{8}$")]
+
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def repo_relative_path(value: str) -> str:
+    """`./src/a.py` -> `src/a.py`; absolute paths and `..` parts are refused (ValueError)."""
+    path = value.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    if path.startswith("/") or _WINDOWS_DRIVE.match(value):
+        raise ValueError("must be relative to the repository root, not absolute")
+    if ".." in path.split("/"):
+        raise ValueError("must stay inside the repository (no '..' parts)")
+    if path.strip("/") in ("", "."):
+        raise ValueError("must name a file inside the repository")
+    return path
+
+
+RepoPath = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(repo_relative_path)
+]
 
 AgentStatus = Literal["success", "failed"]
 Severity = Literal["critical", "high", "medium", "low"]

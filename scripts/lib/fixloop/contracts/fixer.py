@@ -6,7 +6,14 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fixloop.contracts.common import FIXER_AGENT, AgentError, Contract, NonEmptyStr, canonical_agent_name
+from fixloop.contracts.common import (
+    FIXER_AGENT,
+    AgentError,
+    Contract,
+    NonEmptyStr,
+    RepoPath,
+    canonical_agent_name,
+)
 
 
 class FixAttempt(Contract):
@@ -15,7 +22,7 @@ class FixAttempt(Contract):
         description="skipped: not attempted; failed: attempted without success."
     )
     reason: str | None = None
-    files: list[str] = Field(default_factory=list)
+    files: list[RepoPath] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _reason_when_not_fixed(self) -> FixAttempt:
@@ -28,7 +35,7 @@ class FixerOutput(Contract):
     status: Literal["success", "partial", "failed"]
     agent: NonEmptyStr
     results: list[FixAttempt] = Field(default_factory=list)
-    files_modified: list[str] = Field(default_factory=list)
+    files_modified: list[RepoPath] = Field(default_factory=list)
     error: AgentError | None = None
 
     @field_validator("agent")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, Literal
+from collections import Counter
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
@@ -16,6 +16,7 @@ from fixloop.contracts.common import (
     NonEmptyStr,
     Severity,
     canonical_agent_name,
+    repo_relative_path,
 )
 
 # The supervisor design's issue fields, and the reviewer-issue fields they stand for.
@@ -28,7 +29,6 @@ SUPERVISOR_FIELD_MAP: dict[str, str] = {
     "suggestionLine": "line",
 }
 SUPERVISOR_LABELS = ("Quality", "Security", "Performance", "Functionality")
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 class ReviewerIssue(Contract):
@@ -66,14 +66,7 @@ class ReviewerIssue(Contract):
     @field_validator("file")
     @classmethod
     def _repo_relative(cls, value: str) -> str:
-        path = value.replace("\\", "/")
-        while path.startswith("./"):
-            path = path[2:]
-        if path.startswith("/") or _WINDOWS_DRIVE.match(value):
-            raise ValueError("must be relative to the repository root, not absolute")
-        if ".." in path.split("/"):
-            raise ValueError("must stay inside the repository (no '..' parts)")
-        return path
+        return repo_relative_path(value)
 
     @model_validator(mode="after")
     def _range_is_ordered(self) -> ReviewerIssue:
@@ -120,8 +113,8 @@ class ReviewerOutput(Contract):
             raise ValueError("a failed result needs an error object (code, message, phase, recoverable)")
         if self.status == "success" and self.error is not None:
             raise ValueError("a successful result must not carry an error object")
-        ids = [issue.id for issue in self.issues]
-        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        counts = Counter(issue.id for issue in self.issues)
+        duplicates = sorted(i for i, n in counts.items() if n > 1)
         if duplicates:
             raise ValueError(f"issue ids must be unique; repeated: {', '.join(duplicates)}")
         return self
