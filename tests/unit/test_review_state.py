@@ -22,7 +22,7 @@ from helpers_review import (
     verifier_doc,
 )
 
-from fixloop import review_state
+from fixloop import reports, review_state
 from fixloop.contracts.common import REVIEWER_AGENTS
 from fixloop.errors import FixloopError
 
@@ -938,3 +938,19 @@ def test_every_emitted_event_matches_its_event_model() -> None:
         "USER_INTERACTION",
         "WARNING",
     }
+
+
+def test_a_dry_run_stops_where_it_would_fix_and_snapshots_nothing() -> None:
+    loop = Loop(make_state(use_verifier=False))
+    loop.state["dry_run"] = True
+    assert loop.next()["action"] == "verify"
+    loop.verify(True)
+    assert loop.next()["action"] == "review"
+    loop.review({CR: [A, NOT_FIXABLE]})
+    stop = loop.next()
+    assert (stop["action"], stop["status"], stop["termination_reason"]) == ("stop", "dry_run_complete", None)
+    assert loop.effects.snapshots == []
+    assert loop.review_doc["rounds"][0]["fix"] is None
+    report = reports.coordinator_output(loop.state)
+    assert report["status"] == "dry_run_complete"
+    assert sorted(ref["id"] for ref in report["remaining_issues"]) == ["FL-001", "FL-002"]

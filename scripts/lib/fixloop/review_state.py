@@ -532,6 +532,8 @@ def _next_action(ctx: _Ctx) -> dict[str, Any]:
         if fix is None:
             if fixes_done(review) >= ctx.config.max_review_iterations:
                 return _finish(ctx, "max_iterations")
+            if ctx.state.get("dry_run"):
+                return _finish(ctx, None)  # a dry run reports what would be fixed and changes nothing
             return _request_fix(ctx, rnd)
         if not fix["done"]:
             _close_fix(ctx, rnd)
@@ -1495,10 +1497,11 @@ def _fail(ctx: _Ctx, error: dict[str, Any]) -> dict[str, Any]:
     return _terminal_action(ctx)
 
 
-def _finish(ctx: _Ctx, reason: str) -> dict[str, Any]:
+def _finish(ctx: _Ctx, reason: str | None) -> dict[str, Any]:
+    """End the loop; `reason` None is the end of a dry run (the coordinator patterns' dry_run_complete)."""
     review = ctx.review
     rnd = current_round(review)
-    status = TERMINATION_STATUS[reason]
+    status = "dry_run_complete" if reason is None else TERMINATION_STATUS[reason]
     if status == "success" and summary(review)["final_issues"] > 0:
         status = "partial"  # the design's partial: the loop finished with issues left for a person
     review["outcome"] = {

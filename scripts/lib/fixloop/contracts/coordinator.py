@@ -134,7 +134,7 @@ class ReviewSummary(Contract):
 
 
 class CoordinatorOutput(Contract):
-    status: Literal["success", "partial", "failed", "user_cancelled"]
+    status: Literal["success", "partial", "failed", "user_cancelled", "dry_run_complete"]
     agent: Literal["review-coordinator"] = "review-coordinator"
     verification: Verification | None = None
     review_iterations: list[ReviewIteration] = Field(default_factory=list)
