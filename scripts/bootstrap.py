@@ -8,6 +8,8 @@ Layout under the data directory (`$CLAUDE_PLUGIN_DATA`, else `$FIXLOOP_DATA`, el
     venv/fixloop-requirements.sha256   the stamp: sha256 of scripts/requirements.lock, written last
     venv.lock                          flock held by the one process that builds
     venv-builds.log                    one line per build started (when, how, which python)
+    hook-warnings.jsonl                a WARNING event (code ENGINE_BUILD_FAILED) per failed build, beside
+                                       the hooks' warnings that belong to no run
 
 `python3 bootstrap.py ensure [--data DIR]` prints the environment's python on stdout and exits 0, or
 prints why it could not build it and exits 1; progress goes to stderr. `check` answers without building
@@ -31,6 +33,7 @@ from pathlib import Path
 REQUIREMENTS = Path(__file__).resolve().parent / "requirements.lock"
 STAMP_NAME = "fixloop-requirements.sha256"
 BUILD_LOG = "venv-builds.log"
+WARNINGS_LOG = "hook-warnings.jsonl"  # the hooks' file for warnings that belong to no run (hooks/hooklib.py)
 MIN_PYTHON = (3, 10)
 # Hooks get CLAUDE_PLUGIN_DATA; the Bash tool does not, so SessionStart exports FIXLOOP_DATA for it.
 DATA_ENV = ("CLAUDE_PLUGIN_DATA", "FIXLOOP_DATA")
@@ -234,6 +237,28 @@ def ensure(data: Path, requirements: Path = REQUIREMENTS) -> Path:
     return venv_python(data)
 
 
+def record_failure(data: Path, reason: str) -> None:
+    """Leave a WARNING event (code ENGINE_BUILD_FAILED) in <data>/hook-warnings.jsonl, so that a failed
+    build stays on record after its output is gone (SessionStart builds in the background). Never raises."""
+    try:
+        lib = str(Path(__file__).resolve().parent / "lib")
+        if lib not in sys.path:
+            sys.path.insert(0, lib)
+        from fixloop.logwriter import EventLog
+
+        EventLog(data / WARNINGS_LOG, None, os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown").emit(
+            "W",
+            "WARNING",
+            code="ENGINE_BUILD_FAILED",
+            message=f"cannot build the environment: {reason}",
+            data_dir=str(data),
+            impact="fixloop runs only with an interpreter that has its dependencies (FIXLOOP_PYTHON or "
+            "python3 on PATH); otherwise its commands answer ENGINE_UNAVAILABLE",
+        )
+    except Exception:  # a record of the failure must not fail the build's caller
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="bootstrap.py", description=__doc__.splitlines()[0] if __doc__ else None
@@ -256,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     except (BuildError, OSError) as error:
         log(f"cannot build the environment: {error}")
         print(f"cannot build the environment: {error}")
+        record_failure(data, str(error))
         return 1
     print(python)
     return 0
