@@ -147,9 +147,23 @@ def find_run(payload: Mapping[str, Any]) -> RunContext | None:
         )
         return None
     state = load_state(state_file)
-    if state.get("status") != "running" or state.get("ended_at_ms") is not None:
+    ended = state.get("status") != "running" or state.get("ended_at_ms") is not None
+    if ended and not closes_a_recorded_call(payload, paths.run_dir(root, run_id)):
         return None
     return RunContext(root, run_id, state)
+
+
+def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: Path) -> bool:
+    """A result whose call the run recorded is logged even after the run ended: the coordinator ends its own
+    run before it returns, and its AGENT_RESULT still belongs to that run."""
+    if payload.get("hook_event_name") not in ("PostToolUse", "PostToolUseFailure"):
+        return False
+    from fixloop import ledger
+
+    records = ledger.read(run_dir)
+    return ledger.find_call(records, payload.get("tool_use_id")) is not None and (
+        ledger.find_result(records, payload.get("tool_use_id")) is None
+    )
 
 
 def fallback_warning(code: str, message: str, payload: Mapping[str, Any] | None = None) -> None:

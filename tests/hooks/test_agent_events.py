@@ -195,6 +195,22 @@ def test_a_finished_run_is_left_alone(hooks: HookEnv, run: Run) -> None:
     assert run.ledger() == []
 
 
+def test_a_call_made_before_the_run_ended_still_gets_its_result(hooks: HookEnv, run: Run) -> None:
+    # The review coordinator ends its own run, then returns: its result still belongs to the run.
+    assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:review-coordinator", "toolu_c")))
+    runs.end_run(hooks.project, run.run_id, "success")
+    report = '{"status": "success", "agent": "review-coordinator"}'
+    post = hooks.post_tool_use("fixloop:review-coordinator", "toolu_c", "agent-c", report)
+    assert_silent(hooks.run("PostToolUse", post))
+    assert_silent(hooks.run("PostToolUse", post))  # a repeated result is not logged twice
+    assert [record["kind"] for record in run.ledger()] == ["call", "result"]
+    results = [e for e in run.events() if e["type"] == "AGENT_RESULT"]
+    assert [(e["agent"], e["tool_use_id"]) for e in results] == [("review-coordinator", "toolu_c")]
+    other = hooks.post_tool_use("fixloop:code-reviewer", "toolu_x", "agent-x", report)
+    assert_silent(hooks.run("PostToolUse", other))  # no call recorded while the run was active
+    assert [record["kind"] for record in run.ledger()] == ["call", "result"]
+
+
 def test_six_reviewers_make_one_parallel_group(hooks: HookEnv, run: Run) -> None:
     # The six PreToolUse hooks of one assistant message run concurrently.
     procs = [
