@@ -303,3 +303,44 @@ def test_real_build_from_pypi_with_venv_and_pip(tmp_path: Path) -> None:
     again = entry(PLUGIN_ROOT, data, ["--version"], tools)
     assert (again.returncode, again.stdout, again.stderr) == (0, VERSION_LINE, "")
     assert len(builds(data)) == 1
+
+
+def test_a_failed_build_leaves_an_engine_build_failed_warning(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    requirements = tmp_path / "requirements.lock"
+    requirements.write_text("fixloop-no-such-package==1.0\n")
+    env = base_env()
+    env.update(
+        PATH=str(tool_dir(tmp_path, Path(sys.executable))),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS="",
+        PIP_CONFIG_FILE=os.devnull,
+        CLAUDE_CODE_SESSION_ID="session-build",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(PLUGIN_ROOT / "scripts" / "bootstrap.py"),
+            "ensure",
+            "--data",
+            str(data),
+            "--requirements",
+            str(requirements),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode != 0
+    (warning,) = [json.loads(line) for line in (data / "hook-warnings.jsonl").read_text().splitlines()]
+    assert (warning["level"], warning["type"], warning["code"], warning["session_id"]) == (
+        "W",
+        "WARNING",
+        "ENGINE_BUILD_FAILED",
+        "session-build",
+    )
+    assert warning["message"].startswith("cannot build the environment:")
+    assert warning["data_dir"] == str(data)
+    assert not (data / "venv" / "fixloop-requirements.sha256").exists()  # no stamp: nothing counts as built
