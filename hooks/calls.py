@@ -16,7 +16,7 @@ from typing import Any
 import hooklib
 from hooklib import RunContext
 
-from fixloop import ledger
+from fixloop import agent_names, ledger
 
 INPUT_SUMMARY_CHARS = 200
 ERROR_MESSAGE_CHARS = 500
@@ -46,7 +46,7 @@ def record_call(context: RunContext, payload: Mapping[str, Any], agent_type: str
         },
     )
     phase = hooklib.current_phase(context.state)
-    if agent in ledger.REVIEWER_AGENTS and isinstance(tool_use_id, str) and tool_use_id:
+    if agent in agent_names.REVIEWER_AGENTS and isinstance(tool_use_id, str) and tool_use_id:
         _join_review_group(context, tool_use_id, agent, ts, phase)
     summary = tool_input.get("description")
     if not isinstance(summary, str) or not summary.strip():
@@ -96,7 +96,7 @@ def _join_review_group(context: RunContext, tool_use_id: str, agent: str, ts: in
             "REVIEW_PARALLEL_START",
             phase=phase,
             iteration=opened["iteration"],
-            agents=list(ledger.REVIEWER_AGENTS),
+            agents=list(agent_names.REVIEWER_AGENTS),
         )
 
 
@@ -140,7 +140,7 @@ def outcome(
     agent's own `status` when its answer parses, else what the tool reported (completed -> success).
     """
     report = hooklib.parse_report(report_text) if report_text else None
-    issues = hooklib.issues_count(report) if agent in ledger.REVIEWER_AGENTS else None
+    issues = hooklib.issues_count(report) if agent in agent_names.REVIEWER_AGENTS else None
     if verdict is not None and verdict.get("valid") is False:
         error = verdict.get("error")
         return "failed", issues, error if isinstance(error, str) else "CONTRACT_VIOLATION"
@@ -214,7 +214,7 @@ def record_result(
     if error_message:
         fields["error_message"] = error_message[:ERROR_MESSAGE_CHARS]
     context.emit("I" if status != "failed" else "E", "AGENT_RESULT", **fields)
-    if agent in ledger.REVIEWER_AGENTS and isinstance(tool_use_id, str) and tool_use_id:
+    if agent in agent_names.REVIEWER_AGENTS and isinstance(tool_use_id, str) and tool_use_id:
         _leave_review_group(context, tool_use_id, status, issues, error, duration, ts)
 
 

@@ -27,7 +27,7 @@ import calls
 import hooklib
 from hooklib import RunContext
 
-from fixloop import ledger
+from fixloop import agent_names, ledger
 
 MAX_BLOCKS = 2
 ENGINE_TIMEOUT_S = 50.0
@@ -191,10 +191,10 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
         "final": True,
         "error": None,
         "status": hooklib.report_status(report),
-        "issues": hooklib.issues_count(report) if agent in ledger.REVIEWER_AGENTS else None,
+        "issues": hooklib.issues_count(report) if agent in agent_names.REVIEWER_AGENTS else None,
     }
     output: str | None = None
-    if agent in ledger.CONTRACTED_AGENTS and agent_id is not None:
+    if agent in agent_names.CONTRACTED_AGENTS and agent_id is not None:
         output = _enforce(context, agent, agent_id, message, earlier_stops, verdict)
     if agent_id is not None:
         _store_verdict(context, agent_id, verdict)

@@ -15,17 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from fixloop.agent_names import REVIEWER_AGENTS
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "e2e" / "sample_repo"
 ENGINE = ROOT / "scripts" / "fixloop"
-REVIEWERS = (
-    "code-reviewer",
-    "silent-failure-hunter",
-    "code-simplifier",
-    "test-analyzer",
-    "comment-analyzer",
-    "type-design-analyzer",
-)
 
 ROUND_ONE_FINDINGS: dict[str, list[dict[str, Any]]] = {
     "code-simplifier": [
@@ -137,7 +131,7 @@ def answer_for(action: dict[str, Any], round_number: int) -> list[tuple[str, dic
                     else [],
                 },
             )
-            for name in REVIEWERS
+            for name in REVIEWER_AGENTS
         ]
     if kind == "verify_findings":
         checks = [

@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 import os
 
+from fixloop.jsonlines import json_objects
+
 # Hooks import this module on every subagent call: the heavier imports wait until they are needed.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,19 +37,6 @@ LEDGER_FILE = "agents.jsonl"
 HOOKS_STATE_FILE = "hooks-state.json"
 PLUGIN_PREFIX = "fixloop:"
 LEDGER_KINDS = ("call", "launch", "start", "stop", "result")
-
-# Mirrors fixloop.contracts.common (which needs pydantic, so hooks cannot import it).
-REVIEWER_AGENTS: tuple[str, ...] = (
-    "code-reviewer",
-    "silent-failure-hunter",
-    "code-simplifier",
-    "test-analyzer",
-    "comment-analyzer",
-    "type-design-analyzer",
-)
-FIXER_AGENT = "review-fixer"
-VERIFIER_AGENT = "review-verifier"
-CONTRACTED_AGENTS: tuple[str, ...] = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
 
 
 def fixloop_agent(agent_type: object) -> str | None:
@@ -96,15 +85,7 @@ def read(run_dir: Path) -> list[dict[str, Any]]:
         raw = ledger_path(run_dir).read_bytes()
     except FileNotFoundError:
         return []
-    records: list[dict[str, Any]] = []
-    for line in raw.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+    return json_objects(raw)
 
 
 def _last(records: Iterable[Mapping[str, Any]], kind: str, key: str, value: object) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from fixloop.errors import FixloopError
 from fixloop.ids import is_run_id
+from fixloop.jsonlines import json_objects
 from fixloop.locking import file_lock
 from fixloop.logwriter import utc_timestamp_ms
 from fixloop.redact import redact
@@ -200,16 +201,7 @@ class StateStore:
         return self.update(add, action="record_error")
 
     def history(self) -> list[dict[str, Any]]:
-        raw = self._read_bytes_or_none(self.history_path) or b""
-        records: list[dict[str, Any]] = []
-        for line in raw.splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-        return records
+        return json_objects(self._read_bytes_or_none(self.history_path) or b"")
 
     # ---- internals ----------------------------------------------------------------------------
 

@@ -7,17 +7,12 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-REVIEWER_AGENTS: tuple[str, ...] = (
-    "code-reviewer",
-    "silent-failure-hunter",
-    "code-simplifier",
-    "test-analyzer",
-    "comment-analyzer",
-    "type-design-analyzer",
-)
-FIXER_AGENT = "review-fixer"
-VERIFIER_AGENT = "review-verifier"
-RECORDABLE_AGENTS: tuple[str, ...] = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
+from fixloop.agent_names import CONTRACTED_AGENTS
+from fixloop.agent_names import FIXER_AGENT as FIXER_AGENT
+from fixloop.agent_names import REVIEWER_AGENTS as REVIEWER_AGENTS
+from fixloop.agent_names import VERIFIER_AGENT as VERIFIER_AGENT
+
+RECORDABLE_AGENTS = CONTRACTED_AGENTS
 
 NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Confidence = Annotated[int, Field(ge=0, le=100, strict=True)]
