@@ -10,13 +10,16 @@ returns. A finished group is kept as "last_review_group".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import hooklib
-from hooklib import RunContext
 
 from fixloop import agent_names, ledger
+
+TYPE_CHECKING = False  # every subagent call runs this module: typing is not loaded at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from hooklib import RunContext
 
 INPUT_SUMMARY_CHARS = 200
 ERROR_MESSAGE_CHARS = 500
@@ -29,7 +32,7 @@ def _int(value: object) -> int | None:
 def record_call(context: RunContext, payload: Mapping[str, Any], agent_type: str, agent: str) -> None:
     """PreToolUse of a fixloop subagent."""
     tool_input = payload.get("tool_input")
-    tool_input = tool_input if isinstance(tool_input, Mapping) else {}
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
     tool_use_id = payload.get("tool_use_id")
     background = tool_input.get("run_in_background")
     ts = hooklib.now_ms()

@@ -611,3 +611,20 @@ def test_every_event_written_fits_its_event_model(hooks: HookEnv, run: Run, tmp_
     assert {"AGENT_CALL", "AGENT_RESULT", "REVIEW_PARALLEL_START", "REVIEW_PARALLEL_END", "WARNING"} <= types
     for event in events:
         EVENT_MODELS[event["type"]].model_validate(event)
+
+
+def test_a_payload_without_a_fixloop_agent_starts_no_interpreter(
+    hooks: HookEnv, run: Run, tmp_path: Path
+) -> None:
+    marker = tmp_path / "python-started"
+    spy = tmp_path / "spy-python"
+    spy.write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{sys.executable}" "$@"\n')
+    spy.chmod(0o755)
+    (hooks.data / "python3-path").write_text(f"{spy}\n")
+    payload = hooks.pre_tool_use("fixloop:code-reviewer", "toolu_01")
+    payload["tool_input"]["subagent_type"] = "general-purpose"
+    assert_silent(hooks.run("PreToolUse", payload))
+    assert not marker.exists()
+    assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_02")))
+    assert marker.exists()
+    assert [line["tool_use_id"] for line in run.ledger()] == ["toolu_02"]

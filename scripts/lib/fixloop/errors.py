@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # hooks import this module: typing is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FixloopError(Exception):

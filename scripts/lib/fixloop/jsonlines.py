@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # hooks import this module: typing is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def json_objects(raw: bytes) -> list[dict[str, Any]]:

@@ -13,10 +13,13 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from fixloop.errors import FixloopError
 from fixloop.redact import redact_value
+
+TYPE_CHECKING = False  # hooks import this module: typing is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 LEVEL_LABELS: dict[str, str] = {"I": "INFO ", "D": "DEBUG", "W": "WARN ", "E": "ERROR", "X": "DECN "}
 LOG_LEVELS = ("info", "debug")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # hooks import this module: typing is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 REDACTED = "[REDACTED]"
 
@@ -13,43 +17,48 @@ _SECRET_WORD = (
     r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey"
     r"|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?)"
 )
-SECRET_KEY = re.compile(r"[A-Za-z0-9_.-]*" + _SECRET_WORD, re.IGNORECASE)
+SECRET_KEY = r"[A-Za-z0-9_.-]*" + _SECRET_WORD  # a whole key name that holds a secret
+
 
 # Order matters: whole blocks first, then recognisable token shapes, then generic assignments
 # (which skip values that an earlier rule already replaced).
-_TOKEN_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",  # an unterminated block runs to the end
-            re.DOTALL,
+@functools.cache
+def _token_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Compiled on first use: hooks import this module on every subagent call and rarely redact."""
+    return (
+        (
+            re.compile(
+                r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                # an unterminated block runs to the end
+                r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                re.DOTALL,
+            ),
+            REDACTED,
         ),
-        REDACTED,
-    ),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
-    (re.compile(r"\bgh[posur]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
-    (re.compile(r"\b(Bearer\s+)(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1" + REDACTED),
-    (re.compile(r"(://[^:/\s@]+:)(?!\[REDACTED\])[^@\s/]+(@)"), r"\1" + REDACTED + r"\2"),
-    (
-        re.compile(
-            # Anchored on the keyword, not the whole name: a prefix like `OPENAI_` stays as it is.
-            r"(" + _SECRET_WORD + r"\b"
-            r"[\"']?\s*[:=]\s*"  # optional closing quote of a JSON key, then : or =
-            r"[\"']?)"  # optional opening quote of the value
-            r"(?!\[REDACTED\])[^\s\"'<>,;&)}\]]+",
-            re.IGNORECASE,
+        (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
+        (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
+        (re.compile(r"\bgh[posur]_[A-Za-z0-9]{20,}"), REDACTED),
+        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+        (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+        (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+        (re.compile(r"\b(Bearer\s+)(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1" + REDACTED),
+        (re.compile(r"(://[^:/\s@]+:)(?!\[REDACTED\])[^@\s/]+(@)"), r"\1" + REDACTED + r"\2"),
+        (
+            re.compile(
+                # Anchored on the keyword, not the whole name: a prefix like `OPENAI_` stays as it is.
+                r"(" + _SECRET_WORD + r"\b"
+                r"[\"']?\s*[:=]\s*"  # optional closing quote of a JSON key, then : or =
+                r"[\"']?)"  # optional opening quote of the value
+                r"(?!\[REDACTED\])[^\s\"'<>,;&)}\]]+",
+                re.IGNORECASE,
+            ),
+            r"\1" + REDACTED,
         ),
-        r"\1" + REDACTED,
-    ),
-)
+    )
 
 
 def redact(text: str) -> str:
-    for pattern, replacement in _TOKEN_RULES:
+    for pattern, replacement in _token_rules():
         text = pattern.sub(replacement, text)
     return text
 
@@ -61,7 +70,12 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, dict):
         result: dict[Any, Any] = {}
         for key, item in value.items():
-            if isinstance(key, str) and isinstance(item, str) and item and SECRET_KEY.fullmatch(key):
+            if (
+                isinstance(key, str)
+                and isinstance(item, str)
+                and item
+                and re.fullmatch(SECRET_KEY, key, re.IGNORECASE)
+            ):
                 result[key] = REDACTED
             else:
                 result[key] = redact_value(item)
