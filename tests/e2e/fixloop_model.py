@@ -714,21 +714,11 @@ class FixloopModel:
             **{name: self.reviewer for name in REVIEWER_AGENTS},
         }
         rules = [
-            Rule(reply=self._guarded(handler), name=actor, where=_is_actor(actor))
+            Rule(reply=guarded(handler, self.problem), name=actor, where=_is_actor(actor))
             for actor, handler in handlers.items()
         ]
         rules.append(Rule(reply=self._unknown, name=UNKNOWN))
         return Script(rules)
-
-    def _guarded(self, handler: Callable[[Request], Reply]) -> Callable[[Request, int], Reply]:
-        def reply(request: Request, index: int) -> Reply:
-            try:
-                return handler(request)
-            except Exception as error:  # a broken script must end the run, not hang it
-                self.problem(request, f"scripted model crashed: {type(error).__name__}: {error}")
-                return Reply.text(f"SCRIPTED MODEL ERROR: {error}")
-
-        return reply
 
     def _unknown(self, request: Request, index: int) -> Reply:
         self.problem(request, "no fixloop actor recognised in this request")
@@ -973,6 +963,22 @@ class FixloopModel:
             if done < len(edits):
                 return Reply.tools(_edit_block(workdir, edits[done]), delay=plan.delay)
         return Reply.text(answer_text(plan.respond(turn, issues)), delay=plan.delay)
+
+
+def guarded(
+    handler: Callable[[Request], Reply], problem: Callable[[Request, str], None]
+) -> Callable[[Request, int], Reply]:
+    """A rule reply that reports a crash of `handler` as a problem and answers text: a broken script must end
+    the run, not hang it."""
+
+    def reply(request: Request, index: int) -> Reply:
+        try:
+            return handler(request)
+        except Exception as error:
+            problem(request, f"scripted model crashed: {type(error).__name__}: {error}")
+            return Reply.text(f"SCRIPTED MODEL ERROR: {error}")
+
+    return reply
 
 
 def _edit_block(workdir: Path, edit: Edit) -> Block:

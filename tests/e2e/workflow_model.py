@@ -48,6 +48,7 @@ from fixloop_model import (
     engine_error,
     engine_path,
     first_json,
+    guarded,
     read_markdown,
     steps_of,
 )
@@ -206,12 +207,12 @@ class WorkflowModel:
 
     def rules(self) -> list[Rule]:
         return [
-            Rule(name=BUGFIX, where=is_bugfix_coordinator, reply=self._guarded(self.coordinator)),
+            Rule(name=BUGFIX, where=is_bugfix_coordinator, reply=guarded(self.coordinator, self.problem)),
             Rule(
                 name=WORKFLOW_MAIN,
                 subagent=False,
                 where=is_bugfix_command,
-                reply=self._guarded(self.main_thread),
+                reply=guarded(self.main_thread, self.problem),
             ),
         ]
 
@@ -220,16 +221,6 @@ class WorkflowModel:
 
     def all_problems(self) -> list[str]:
         return [*self.problems, *self.review.problems]
-
-    def _guarded(self, handler: Callable[[Request], Reply]) -> Callable[[Request, int], Reply]:
-        def reply(request: Request, index: int) -> Reply:
-            try:
-                return handler(request)
-            except Exception as error:  # a broken script must end the run, not hang it
-                self.problem(request, f"scripted model crashed: {type(error).__name__}: {error}")
-                return Reply.text(f"SCRIPTED MODEL ERROR: {error}")
-
-        return reply
 
     def _check_last(self, request: Request, steps: Sequence[Step]) -> None:
         """A tool error or an engine error in the last step is a problem (the plan expects none)."""

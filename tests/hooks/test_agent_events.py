@@ -21,15 +21,7 @@ from hook_helpers import (
 )
 
 from fixloop import runs
-
-REVIEWERS = (
-    "code-reviewer",
-    "silent-failure-hunter",
-    "code-simplifier",
-    "test-analyzer",
-    "comment-analyzer",
-    "type-design-analyzer",
-)
+from fixloop.agent_names import REVIEWER_AGENTS as REVIEWERS
 
 
 def reviewer_report(agent: str, issues: int) -> str:
