@@ -6,7 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from fixloop import layout
 from fixloop.errors import FixloopError
 from fixloop.ids import check_run_id, is_run_id, new_run_id
 from fixloop.paths import (
@@ -102,6 +105,27 @@ def test_layout_paths(tmp_path: Path) -> None:
     assert logs_dir(tmp_path, "bugfix") == tmp_path / ".claude" / "logs" / "fixloop" / "bugfix"
     assert logs_dir(tmp_path, "pr-review") == tmp_path / ".claude/logs/fixloop/pr-review"
     assert session_index_dir(tmp_path) == tmp_path / ".claude" / "fixloop" / "sessions"
+
+
+def test_the_hooks_string_layout_names_the_same_places(tmp_path: Path) -> None:
+    assert layout.run_dir(str(tmp_path), "a1b2c3d4") == str(run_dir(tmp_path, "a1b2c3d4"))
+    assert layout.state_path(tmp_path, "a1b2c3d4") == str(state_path(tmp_path, "a1b2c3d4"))
+    assert layout.session_index_dir(str(tmp_path)) == str(session_index_dir(tmp_path))
+    assert layout.project_root(str(tmp_path)) == str(project_root(tmp_path))
+
+
+# The hooks check ids with string operations: they must accept exactly what these patterns accept.
+@given(st.text(alphabet=st.sampled_from(list("0123456789abcdefABCDEF_-g é\n/.")), max_size=10))
+def test_run_id_check_is_the_pattern(value: str) -> None:
+    assert is_run_id(value) == (re.fullmatch(r"[0-9a-f]{8}", value) is not None)
+
+
+@given(
+    st.text(alphabet=st.sampled_from(list("aZ09_-")), min_size=120, max_size=135)
+    | st.text(alphabet=st.characters(), max_size=6)
+)
+def test_session_id_check_is_the_pattern(value: str) -> None:
+    assert layout.is_session_id(value) == (re.fullmatch(r"[A-Za-z0-9_-]{1,128}", value) is not None)
 
 
 def test_run_dir_rejects_a_bad_run_id(tmp_path: Path) -> None:

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import re
-
 from fixloop.errors import FixloopError
 
-RUN_ID_PATTERN = re.compile(r"[0-9a-f]{8}")
+RUN_ID_LENGTH = 8
+_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 def new_run_id() -> str:
     import secrets  # imported here: hooks import this module and rarely need a new id
 
-    return secrets.token_hex(4)
+    return secrets.token_hex(RUN_ID_LENGTH // 2)
 
 
 def is_run_id(value: object) -> bool:
-    return isinstance(value, str) and RUN_ID_PATTERN.fullmatch(value) is not None
+    # Plain string checks, not a regular expression: hooks would pay for importing `re`.
+    return isinstance(value, str) and len(value) == RUN_ID_LENGTH and _HEX_DIGITS.issuperset(value)
 
 
 def check_run_id(value: object) -> str:

@@ -2,47 +2,41 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
+from fixloop import layout
 from fixloop.errors import FixloopError
 from fixloop.ids import check_run_id, is_run_id
 
-STATE_FILE = "state.json"
-SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+STATE_FILE = layout.STATE_FILE
 WORKFLOW_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 # Characters a shell would act on; a path holding one is refused rather than quoted.
 _SHELL_METACHARACTERS = frozenset(";|&$`<>\n\r\x00")
+is_session_id = layout.is_session_id
+run_for_session = layout.run_for_session
 
 
 def project_root(start: Path | None = None) -> Path:
     """$CLAUDE_PROJECT_DIR if set; else the nearest directory holding `.git` at or above `start`
     (default: the working directory); else `start` itself."""
-    configured = os.environ.get("CLAUDE_PROJECT_DIR")
-    if configured:
-        return Path(configured).resolve()
-    base = (start or Path.cwd()).resolve()
-    for directory in (base, *base.parents):
-        if (directory / ".git").exists():
-            return directory
-    return base
+    return Path(layout.project_root(start))
 
 
 def fixloop_dir(root: Path) -> Path:
-    return root / ".claude" / "fixloop"
+    return Path(layout.fixloop_dir(root))
 
 
 def runs_dir(root: Path) -> Path:
-    return fixloop_dir(root) / "runs"
+    return Path(layout.runs_dir(root))
 
 
 def run_dir(root: Path, run_id: str) -> Path:
-    return runs_dir(root) / check_run_id(run_id)
+    return Path(layout.run_dir(root, run_id))
 
 
 def state_path(root: Path, run_id: str) -> Path:
-    return run_dir(root, run_id) / STATE_FILE
+    return Path(layout.state_path(root, run_id))
 
 
 def logs_dir(root: Path, workflow: str) -> Path:
@@ -56,11 +50,7 @@ def logs_dir(root: Path, workflow: str) -> Path:
 
 
 def session_index_dir(root: Path) -> Path:
-    return fixloop_dir(root) / "sessions"
-
-
-def is_session_id(value: object) -> bool:
-    return isinstance(value, str) and SESSION_ID_PATTERN.fullmatch(value) is not None
+    return Path(layout.session_index_dir(root))
 
 
 def bind_session(root: Path, claude_session_id: str, run_id: str) -> Path:
@@ -77,17 +67,6 @@ def bind_session(root: Path, claude_session_id: str, run_id: str) -> Path:
     target = session_index_dir(root) / claude_session_id
     atomic_write_bytes(target, f"{run_id}\n".encode("ascii"))
     return target
-
-
-def run_for_session(root: Path, claude_session_id: str) -> str | None:
-    """The active run of a Claude Code session, or None if unknown (or the session id is unsafe)."""
-    if not is_session_id(claude_session_id):
-        return None
-    try:
-        value = (session_index_dir(root) / claude_session_id).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return value if is_run_id(value) else None
 
 
 def resolve_inside(root: Path, user_path: str | Path) -> Path:
