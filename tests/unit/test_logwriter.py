@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fixloop import logwriter
 from fixloop.errors import FixloopError
 from fixloop.logwriter import EventLog, log_file_paths, render_text, text_timestamp, utc_timestamp_ms
 from fixloop.redact import redact
@@ -600,3 +601,36 @@ def test_concurrent_appenders_never_interleave(tmp_path: Path) -> None:
     matches = [pattern.fullmatch(line) for line in text_lines]
     assert all(matches)
     assert sorted((int(m.group(1)), int(m.group(2))) for m in matches if m) == sorted(seen)
+
+
+# ---- the text timeline is built without `re`: the same output as the regular expressions give -------
+
+_REFERENCE_UNSAFE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]")
+
+
+def _reference_escape(text: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in "\n\r\t":
+            return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char]
+        if "\ud800" <= char <= "\udfff":
+            return "\ufffd"
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return _REFERENCE_UNSAFE.sub(one, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=ANY_TEXT.filter(bool))
+def test_text_lines_escape_exactly_the_unsafe_characters(message: str) -> None:
+    event = {**BASE, "type": "WARNING", "level": "W", "code": "C"}
+    head = render_text({**event, "message": ""})
+    assert render_text({**event, "message": message}) == f"{head} | {_reference_escape(message)}"
+
+
+@given(st.text(alphabet=st.sampled_from(list("phase_-2aZ é٣\t ")) | st.characters(), max_size=12))
+def test_phase_labels_and_titles_match_their_patterns(word: str) -> None:
+    match = re.fullmatch(r"phase_(\w+)", word)
+    assert logwriter._phase_label({"phase": word}) == (f"Phase {match.group(1)}" if match else word)
+    expected_title = " ".join(part.capitalize() for part in re.split(r"[-_\s]+", word) if part)
+    assert logwriter._title(word) == expected_title

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
+from helpers_imports import modules_loaded_by
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixloop.redact import REDACTED, redact, redact_value
+from fixloop import redact as redact_module
+from fixloop.redact import REDACTED, SECRET_KEY, may_hold_secret, redact, redact_value
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nq8xZ\n-----END RSA PRIVATE KEY-----"
@@ -116,3 +121,89 @@ def test_a_github_token_never_survives(prefix: str, body: str, suffix: str) -> N
 @given(st.text(alphabet="abcdefghij .,;!?()\n\t问题"))
 def test_text_without_secret_shapes_is_unchanged(text: str) -> None:
     assert redact(text) == text
+
+
+# ---- the substring prefilter: redact skips `re` only where no rule can match ----------------------
+
+# Pieces that build texts near every rule's edge: markers, look-alike letters that re.IGNORECASE
+# equates with ASCII ones, separators and token bodies.
+FRAGMENTS = [
+    "Bearer ",
+    "bEaReR\t",
+    "sk-",
+    "ghp_",
+    "ghs_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "xoxb-",
+    "eyJ",
+    ".",
+    "://",
+    "u:",
+    "@",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "password",
+    "PASSWD",
+    "pa\u017f\u017fphrase",
+    "\u017fecret",
+    "tok",
+    "en",
+    "TOKEN",
+    "api_",
+    "key",
+    "\u212aEY",
+    "credent",
+    "\u0131al",
+    "\u0130AL",
+    "s",
+    "=",
+    ": ",
+    '"',
+    " ",
+    "\n",
+    "ABCDEFGHIJKLMNOP0123456789abcdef",
+    "0123456789ABCDEF",
+    "x",
+]
+
+
+def redact_without_prefilter(text: str) -> str:
+    for pattern, replacement in redact_module._token_rules():
+        text = pattern.sub(replacement, text)
+    return text
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
+def test_the_prefilter_never_skips_a_text_some_rule_changes(text: str) -> None:
+    if redact_without_prefilter(text) != text:
+        assert may_hold_secret(text)
+    assert redact(text) == redact_without_prefilter(text)
+
+
+@given(st.lists(st.sampled_from([*FRAGMENTS, "_", "-", "A", "9"]), min_size=1, max_size=6).map("".join))
+def test_the_prefilter_never_skips_a_secret_key_name(key: str) -> None:
+    if re.fullmatch(SECRET_KEY, key, re.IGNORECASE):
+        assert may_hold_secret(key)
+        assert redact_value({key: "value"}) == {key: REDACTED}
+
+
+def test_the_prefilter_knows_every_letter_that_ignorecase_equates_with_its_markers() -> None:
+    """Every character that re.IGNORECASE matches to a letter of a case-insensitive marker still makes
+    the marker, whatever this interpreter's Unicode tables say."""
+    every_character = "".join(map(chr, range(sys.maxunicode + 1)))
+    for marker in redact_module._IGNORECASE_MARKERS:
+        for index, letter in enumerate(marker):
+            for match in re.finditer(re.escape(letter), every_character, re.IGNORECASE):
+                variant = marker[:index] + match.group() + marker[index + 1 :]
+                assert may_hold_secret(f"x{variant}y"), (marker, hex(ord(match.group())))
+
+
+def test_plain_text_is_redacted_without_loading_re() -> None:
+    code = """
+from fixloop.redact import redact_value
+event = {"input_summary": "Review src/app.py for quality", "n": 3}
+assert redact_value(event) == event
+"""
+    assert modules_loaded_by(code, ("re",)) == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from fixloop import jsoncodec
 
 TYPE_CHECKING = False  # hooks import this module: typing is not loaded at run time
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ def json_objects(raw: bytes) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     for line in raw.splitlines():
         try:
-            record = json.loads(line)
+            record = jsoncodec.loads(line)
         except ValueError:
             continue
         if isinstance(record, dict):

@@ -21,17 +21,18 @@ verdicts per agent_id), changed only under its lock. Standard library only: hook
 
 from __future__ import annotations
 
-import json
 import os
 
+from fixloop import jsoncodec
 from fixloop.jsonlines import json_objects
 
 # Hooks import this module on every subagent call: the heavier imports wait until they are needed.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
-    from pathlib import Path
     from typing import Any
+
+    PathText = str | os.PathLike[str]
 
 LEDGER_FILE = "agents.jsonl"
 HOOKS_STATE_FILE = "hooks-state.json"
@@ -62,15 +63,20 @@ def message_sha256(message: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def ledger_path(run_dir: Path) -> Path:
-    return run_dir / LEDGER_FILE
+def ledger_path(run_dir: PathText) -> str:
+    return os.path.join(run_dir, LEDGER_FILE)
 
 
-def hooks_state_path(run_dir: Path) -> Path:
-    return run_dir / HOOKS_STATE_FILE
+def hooks_state_path(run_dir: PathText) -> str:
+    return os.path.join(run_dir, HOOKS_STATE_FILE)
 
 
-def append(run_dir: Path, record: Mapping[str, Any]) -> dict[str, Any]:
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def append(run_dir: PathText, record: Mapping[str, Any]) -> dict[str, Any]:
     """Append one line (raises OSError when the run directory is not writable)."""
     from fixloop.logwriter import append_line, encode_json_line, json_safe
 
@@ -79,10 +85,10 @@ def append(run_dir: Path, record: Mapping[str, Any]) -> dict[str, Any]:
     return line
 
 
-def read(run_dir: Path) -> list[dict[str, Any]]:
+def read(run_dir: PathText) -> list[dict[str, Any]]:
     """Every well-formed line, in file order; a missing ledger is empty, a torn line is skipped."""
     try:
-        raw = ledger_path(run_dir).read_bytes()
+        raw = _read_bytes(ledger_path(run_dir))
     except FileNotFoundError:
         return []
     return json_objects(raw)
@@ -120,16 +126,17 @@ def stops_of(records: Iterable[Mapping[str, Any]], agent_id: object) -> list[dic
 # ---- hooks-state.json ----------------------------------------------------------------------------
 
 
-def read_hooks_state(run_dir: Path) -> dict[str, Any]:
+def read_hooks_state(run_dir: PathText) -> dict[str, Any]:
     try:
-        doc = json.loads(hooks_state_path(run_dir).read_bytes())
+        doc = jsoncodec.loads(_read_bytes(hooks_state_path(run_dir)))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _write_atomic(path: str, data: bytes) -> None:
+    directory, name = os.path.split(path)
+    temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
@@ -148,7 +155,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def update_hooks_state(
-    run_dir: Path, fn: Callable[[dict[str, Any]], None], timeout: float = 3.0
+    run_dir: PathText, fn: Callable[[dict[str, Any]], None], timeout: float = 3.0
 ) -> dict[str, Any]:
     """Run `fn` on the state under the lock and save what it left (a hook-private file: no backup)."""
     from fixloop.locking import file_lock
@@ -158,6 +165,6 @@ def update_hooks_state(
     with file_lock(path, timeout=timeout):
         state = read_hooks_state(run_dir)
         fn(state)
-        data = json.dumps(json_safe(state), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = jsoncodec.dumps(json_safe(state), ensure_ascii=False).encode("utf-8")
         _write_atomic(path, data + b"\n")
     return state

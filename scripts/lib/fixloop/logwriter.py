@@ -6,30 +6,30 @@ processes never interleave, and never raise on an I/O failure: hooks must fail o
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import re
 import time
-from collections.abc import Callable, Mapping
-from pathlib import Path
 
+from fixloop import jsoncodec
 from fixloop.errors import FixloopError
 from fixloop.redact import redact_value
 
-TYPE_CHECKING = False  # hooks import this module: typing is not loaded at run time
+# Hooks write events on every fixloop subagent call: typing, pathlib, collections and `re` (which the
+# `json` module imports too) are not loaded at run time.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
     from typing import Any
+
+    PathText = str | os.PathLike[str]
 
 LEVEL_LABELS: dict[str, str] = {"I": "INFO ", "D": "DEBUG", "W": "WARN ", "E": "ERROR", "X": "DECN "}
 LOG_LEVELS = ("info", "debug")
 CORE_FIELDS = ("ts", "level", "type", "session_id")
 
 _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters that str.splitlines() treats as line breaks but json.dumps leaves raw.
-_JSON_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
-_TEXT_UNSAFE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]")
+_JSON_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
 _TEXT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _IO_PREVIEW_CHARS = 200
 
@@ -54,41 +54,59 @@ def log_file_paths(
     """The design's `<YYYY-MM-DD_HHMMSS>_<identifier>_<session_id>.jsonl` and `.log` pair (UTC)."""
     seconds = int(time.time() if now is None else now)
     stamp = time.strftime("%Y-%m-%d_%H%M%S", time.gmtime(seconds))
+    import re
+
     safe_identifier = re.sub(r"[^A-Za-z0-9_-]+", "-", identifier).strip("-") or "run"
     stem = f"{stamp}_{safe_identifier}_{session_id}"
     return logs_dir / f"{stem}.jsonl", logs_dir / f"{stem}.log"
 
 
+def _without_surrogates(text: str) -> str:
+    """`text` with every unpaired surrogate (which UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+    return text
+
+
 def json_safe(value: Any) -> Any:
     """A copy of `value` that json.dumps always encodes as strict JSON and UTF-8 always encodes."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return _without_surrogates(value)
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Mapping):
+        return value if value - value == 0.0 else str(value)  # finite (math.isfinite, without loading math)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, dict) or _is_mapping(value):
         return {
             json_safe(key if isinstance(key, str) else str(key)): json_safe(item)
             for key, item in value.items()
         }
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [json_safe(item) for item in value]
     return json_safe(str(value))
 
 
+def _is_mapping(value: object) -> bool:
+
+    return isinstance(value, dict)
+
+
 def encode_json_line(event: Mapping[str, Any]) -> bytes:
-    text = json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    text = _JSON_LINE_BREAKS.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    text = jsoncodec.dumps(event, ensure_ascii=False, allow_nan=False)
+    for char in _JSON_LINE_BREAKS:
+        if char in text:
+            text = text.replace(char, f"\\u{ord(char):04x}")
     return (text + "\n").encode("utf-8")
 
 
-def append_line(path: Path, data: bytes) -> None:
+def append_line(path: PathText, data: bytes) -> None:
     """Append `data` with one write; creates the parent directories on first use."""
     try:
         fd = os.open(path, _APPEND_FLAGS, 0o644)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
         fd = os.open(path, _APPEND_FLAGS, 0o644)
     try:
         written = os.write(fd, data)
@@ -103,8 +121,8 @@ class EventLog:
 
     def __init__(
         self,
-        jsonl_path: Path | None,
-        text_path: Path | None,
+        jsonl_path: PathText | None,
+        text_path: PathText | None,
         session_id: str,
         level: str = "info",
         clock: Callable[[], float] = time.time,
@@ -172,7 +190,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_fmt(item) for item in value) + "]"
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return jsoncodec.dumps(value, ensure_ascii=False, allow_nan=True, default=str)
     return str(value)
 
 
@@ -185,7 +203,7 @@ def _ms(event: Mapping[str, Any], key: str = "duration_ms") -> str:
 
 
 def _pairs(value: Any) -> str:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return " ".join(f"{key}={_fmt(item)}" for key, item in value.items())
     return "" if value is None else _fmt(value)
 
@@ -199,8 +217,10 @@ def _phase_label(event: Mapping[str, Any]) -> str:
     if isinstance(phase, int) and not isinstance(phase, bool):
         return f"Phase {phase}"
     if isinstance(phase, str):
-        match = re.fullmatch(r"phase_(\w+)", phase)
-        return f"Phase {match.group(1)}" if match else phase
+        name = phase[len("phase_") :]
+        if phase.startswith("phase_") and name and name.replace("_", "a").isalnum():
+            return f"Phase {name}"
+        return phase
     return f"Phase {_MISSING}"
 
 
@@ -209,7 +229,7 @@ def _iteration(event: Mapping[str, Any]) -> str:
 
 
 def _title(word: Any) -> str:
-    return " ".join(part.capitalize() for part in re.split(r"[-_\s]+", _fmt(word)) if part)
+    return " ".join(part.capitalize() for part in _fmt(word).replace("-", " ").replace("_", " ").split())
 
 
 def _session_start(event: Mapping[str, Any]) -> tuple[str, str]:
@@ -220,7 +240,7 @@ def _session_start(event: Mapping[str, Any]) -> tuple[str, str]:
 def _session_end(event: Mapping[str, Any]) -> tuple[str, str]:
     summary = event.get("summary")
     counts: list[str] = []
-    if isinstance(summary, Mapping):
+    if isinstance(summary, dict):
         for key, label in (("files_changed", "files"), ("review_issues_fixed", "issues_fixed")):
             if key in summary:
                 counts.append(f"{label}={_fmt(summary[key])}")
@@ -283,7 +303,7 @@ def _analysis_result(event: Mapping[str, Any]) -> tuple[str, str]:
 
 def _confidence(event: Mapping[str, Any]) -> tuple[str, str]:
     threshold = event.get("threshold", _MISSING)
-    if isinstance(threshold, Mapping):
+    if isinstance(threshold, dict):
         threshold = threshold.get("auto_continue", _MISSING)
     return "CONFIDENCE", _join(
         f"score={_field(event, 'confidence_score')}",
@@ -320,9 +340,7 @@ def _review_end(event: Mapping[str, Any]) -> tuple[str, str]:
     results = event.get("results")
     success: str = _MISSING
     if isinstance(results, list):
-        succeeded = sum(
-            1 for item in results if isinstance(item, Mapping) and item.get("status") == "success"
-        )
+        succeeded = sum(1 for item in results if isinstance(item, dict) and item.get("status") == "success")
         success = f"{succeeded}/{len(results)}"
     return "REVIEW_END", _join(
         _iteration(event), f"success={success}", f"issues={_field(event, 'total_issues')}", _ms(event)
@@ -378,7 +396,7 @@ def _warning_or_error(event: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _violation_text(violation: Any) -> str:
-    if isinstance(violation, Mapping):
+    if isinstance(violation, dict):
         where = violation.get("path", violation.get("loc", violation.get("field")))
         message = violation.get("message", violation.get("msg"))
         if message is not None:
@@ -433,14 +451,17 @@ RENDERERS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
 }
 
 
-def _escape_text(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _TEXT_ESCAPES:
-        return _TEXT_ESCAPES[char]
-    if "\ud800" <= char <= "\udfff":
-        return "\ufffd"
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def _text_escapes() -> dict[int, str]:
+    """str.translate table of what a one-line text entry may not hold: control characters and line
+    breaks (escaped) and unpaired surrogates (U+FFFD)."""
+    table: dict[int, str] = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, 0x85)}
+    table.update({ord(char): escaped for char, escaped in _TEXT_ESCAPES.items()})
+    table.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+    table.update(dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
+    return table
+
+
+_TEXT_UNSAFE: dict[int, str] = {}
 
 
 def render_text(event: Mapping[str, Any]) -> str:
@@ -452,4 +473,8 @@ def render_text(event: Mapping[str, Any]) -> str:
     label = LEVEL_LABELS.get(level, f"{level[:5]:<5}")
     head = f"[{text_timestamp(_fmt(event.get('ts', _MISSING)))}] {label}| {tag}"
     line = f"{head} | {message}" if message else head
-    return _TEXT_UNSAFE.sub(_escape_text, line)
+    if line.isprintable():  # the common case: nothing to escape
+        return line
+    if not _TEXT_UNSAFE:
+        _TEXT_UNSAFE.update(_text_escapes())
+    return line.translate(_TEXT_UNSAFE)
