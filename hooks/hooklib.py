@@ -6,17 +6,16 @@ subagent call and must start fast (they are launched with `python -S` by hooks/r
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
-# Every subagent call pays for what is imported here: modules that only a fixloop run needs (pathlib,
-# the engine's paths, logwriter, locking) are imported when a run is found; typing never at run time.
+# Every fixloop subagent call pays for what these hooks import, so they keep to modules that load in
+# well under a millisecond: no typing, pathlib, json or re (fixloop.jsoncodec reads and writes JSON).
+# The engine modules that only a run needs (logwriter, ledger) are imported once a run is found.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from pathlib import Path
     from typing import Any
 
     from fixloop.logwriter import EventLog
@@ -29,6 +28,7 @@ LIB = os.path.join(PLUGIN_ROOT, "scripts", "lib")
 if LIB not in sys.path:
     sys.path.insert(0, LIB)
 
+from fixloop import jsoncodec, layout  # noqa: E402
 
 SUBAGENT_TOOLS = ("Agent", "Task")
 FALLBACK_LOG = "hook-warnings.jsonl"
@@ -38,25 +38,21 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def data_dir() -> Path:
-    from pathlib import Path
-
+def data_dir() -> str:
     for name in ("CLAUDE_PLUGIN_DATA", "FIXLOOP_DATA"):
         configured = os.environ.get(name)
         if configured:
-            return Path(configured)
-    return Path(os.environ.get("HOME") or "/tmp") / ".cache" / "fixloop"
+            return configured
+    return os.path.join(os.environ.get("HOME") or "/tmp", ".cache", "fixloop")
 
 
 class RunContext:
     """The active fixloop run of the Claude Code session that fired the hook."""
 
-    def __init__(self, root: Path, run_id: str, state: dict[str, Any]) -> None:
-        from fixloop import paths
-
+    def __init__(self, root: str, run_id: str, state: dict[str, Any]) -> None:
         self.root = root
         self.run_id = run_id
-        self.run_dir = paths.run_dir(root, run_id)
+        self.run_dir = layout.run_dir(root, run_id)
         self.state = state
         self.log = event_log(state, run_id)
 
@@ -70,8 +66,6 @@ class RunContext:
 
 def event_log(state: Mapping[str, Any], run_id: str) -> EventLog | None:
     """The run's log writer, or None when its logging is off (same rules as runs.run_log)."""
-    from pathlib import Path
-
     from fixloop.logwriter import LOG_LEVELS, EventLog
 
     logging = state.get("logging")
@@ -83,8 +77,8 @@ def event_log(state: Mapping[str, Any], run_id: str) -> EventLog | None:
     jsonl, text = files.get("jsonl"), files.get("text")
     level = logging.get("level")
     return EventLog(
-        Path(jsonl) if isinstance(jsonl, str) and jsonl else None,
-        Path(text) if isinstance(text, str) and text else None,
+        jsonl if isinstance(jsonl, str) and jsonl else None,
+        text if isinstance(text, str) and text else None,
         str(logging.get("session_id") or run_id),
         level if isinstance(level, str) and level in LOG_LEVELS else "info",
     )
@@ -92,19 +86,15 @@ def event_log(state: Mapping[str, Any], run_id: str) -> EventLog | None:
 
 def read_payload() -> dict[str, Any]:
     raw = sys.stdin.buffer.read()
-    doc = json.loads(raw)
+    doc = jsoncodec.loads(raw)
     if not isinstance(doc, dict):
         raise ValueError(f"the hook payload is a JSON {type(doc).__name__}, not an object")
     return doc
 
 
-def project_of(payload: Mapping[str, Any]) -> Path:
-    from pathlib import Path
-
-    from fixloop import paths
-
+def project_of(payload: Mapping[str, Any]) -> str:
     cwd = payload.get("cwd")
-    return paths.project_root(Path(cwd) if isinstance(cwd, str) and cwd else None)
+    return layout.project_root(cwd if isinstance(cwd, str) and cwd else None)
 
 
 def session_of(payload: Mapping[str, Any]) -> str | None:
@@ -114,32 +104,34 @@ def session_of(payload: Mapping[str, Any]) -> str | None:
     return os.environ.get("CLAUDE_CODE_SESSION_ID") or None
 
 
-def load_state(state_file: Path) -> dict[str, Any]:
+def load_state(state_file: str) -> dict[str, Any]:
+    with open(state_file, "rb") as handle:
+        raw = handle.read()
     try:
-        doc = json.loads(state_file.read_bytes())
+        doc = jsoncodec.loads(raw)
         if isinstance(doc, dict):
             return doc
     except ValueError:
         pass
     # Corrupt: let the state store restore it from its backup (slower, rare).
+    from pathlib import Path
+
     from fixloop.statestore import StateStore
 
-    return StateStore(state_file).read()
+    return StateStore(Path(state_file)).read()
 
 
 def find_run(payload: Mapping[str, Any]) -> RunContext | None:
     """The session's running run; None when the session has none (fixloop is not at work here)."""
-    from fixloop import paths
-
     session = session_of(payload)
     if session is None:
         return None
     root = project_of(payload)
-    run_id = paths.run_for_session(root, session)
+    run_id = layout.run_for_session(root, session)
     if run_id is None:
         return None
-    state_file = paths.state_path(root, run_id)
-    if not state_file.exists():
+    state_file = layout.state_path(root, run_id)
+    if not os.path.exists(state_file):
         fallback_warning(
             "RUN_NOT_FOUND",
             f"Session {session} is bound to run {run_id}, which has no state at {state_file}.",
@@ -148,12 +140,12 @@ def find_run(payload: Mapping[str, Any]) -> RunContext | None:
         return None
     state = load_state(state_file)
     ended = state.get("status") != "running" or state.get("ended_at_ms") is not None
-    if ended and not closes_a_recorded_call(payload, paths.run_dir(root, run_id)):
+    if ended and not closes_a_recorded_call(payload, layout.run_dir(root, run_id)):
         return None
     return RunContext(root, run_id, state)
 
 
-def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: Path) -> bool:
+def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: str) -> bool:
     """A result whose call the run recorded is logged even after the run ended: the coordinator ends its own
     run before it returns, and its AGENT_RESULT still belongs to that run."""
     if payload.get("hook_event_name") not in ("PostToolUse", "PostToolUseFailure"):
@@ -172,7 +164,7 @@ def fallback_warning(code: str, message: str, payload: Mapping[str, Any] | None 
         from fixloop.logwriter import EventLog
 
         session = session_of(payload or {}) or "unknown"
-        EventLog(data_dir() / FALLBACK_LOG, None, session).emit(
+        EventLog(os.path.join(data_dir(), FALLBACK_LOG), None, session).emit(
             "W",
             "WARNING",
             code=code,
@@ -253,7 +245,7 @@ def parse_report(text: str) -> dict[str, Any] | None:
         if not candidate:
             continue
         try:
-            doc = json.loads(candidate)
+            doc = jsoncodec.loads(candidate)
         except ValueError:
             continue
         if isinstance(doc, dict):

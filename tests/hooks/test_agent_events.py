@@ -130,6 +130,20 @@ def test_foreground_call_and_result(hooks: HookEnv, run: Run) -> None:
     assert not run.events("WARNING")
 
 
+@pytest.mark.parametrize("indent", [None, 2])
+def test_shell_syntax_in_the_payload_reaches_the_hook_untouched(
+    hooks: HookEnv, run: Run, indent: int | None
+) -> None:
+    """run-hook hands the payload over in a here-document: nothing in it may be expanded or cut short."""
+    description = 'Fix $HOME `id` $(id) \\ \\n "EOF" \u00e9 token=abc123'
+    payload = hooks.pre_tool_use("fixloop:review-fixer", "toolu_sh", description=description)
+    text = json.dumps(payload, indent=indent, ensure_ascii=False)  # indented: many lines
+    assert_silent(hooks.run("PreToolUse", text.encode()))
+    (call,) = run.events("AGENT_CALL")
+    assert call["input_summary"] == 'Fix $HOME `id` $(id) \\ \\n "EOF" \u00e9 token=[REDACTED]'
+    assert not run.events("WARNING")
+
+
 def test_call_inside_a_subagent_names_the_parent_and_the_open_phase(hooks: HookEnv, run: Run) -> None:
     runs.phase_start(hooks.project, run.run_id, 5)
     payload = hooks.pre_tool_use(
@@ -485,6 +499,47 @@ def test_hook_scripts_use_the_standard_library_only() -> None:
     ).format(hooks=str(PLUGIN_ROOT / "hooks"))
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# What the every-call hooks must not load: each of these costs about as much as the interpreter's own
+# start once `re` comes with it, and the hook budget is 2x that start.
+HEAVY_MODULES = ("json", "re", "enum", "pathlib", "typing", "collections", "contextlib", "functools", "math")
+
+
+def modules_loaded_by(hooks: HookEnv, payload: dict[str, Any]) -> set[str]:
+    """The modules one agent_events hook process imports (from -X importtime), run as run-hook runs it."""
+    done = subprocess.run(
+        [sys.executable, "-E", "-S", "-X", "importtime", str(PLUGIN_ROOT / "hooks" / "agent_events.py")],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=hooks.env,
+        cwd=hooks.project,
+        check=True,
+    )
+    lines = done.stderr.decode().splitlines()
+    return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_every_call_hooks_of_a_review_load_no_heavy_module(hooks: HookEnv, run: Run) -> None:
+    loaded = modules_loaded_by(hooks, hooks.pre_tool_use("fixloop:code-reviewer", "toolu_cr"))
+    loaded |= modules_loaded_by(hooks, hooks.pre_tool_use("fixloop:test-analyzer", "toolu_ta"))
+    loaded |= modules_loaded_by(hooks, hooks.subagent_start("fixloop:code-reviewer", "id-cr"))
+    for agent, tool_use_id, agent_id in (
+        ("code-reviewer", "toolu_cr", "id-cr"),
+        ("test-analyzer", "toolu_ta", "id-ta"),
+    ):
+        post = hooks.post_tool_use(f"fixloop:{agent}", tool_use_id, agent_id, reviewer_report(agent, 2))
+        loaded |= modules_loaded_by(hooks, post)
+    assert "fixloop.logwriter" in loaded  # the hooks did their work, below
+    assert sorted(loaded & set(HEAVY_MODULES)) == []
+    assert [event["type"] for event in run.events()][-6:] == [
+        "REVIEW_PARALLEL_START",
+        "AGENT_CALL",
+        "AGENT_CALL",
+        "AGENT_RESULT",
+        "AGENT_RESULT",
+        "REVIEW_PARALLEL_END",
+    ]
 
 
 def test_a_foreground_reviewer_with_a_rejected_answer_counts_as_failed(
