@@ -242,7 +242,7 @@ def parse_report(text: str) -> dict[str, Any] | None:
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
     for candidate in (body, body[body.find("{") : body.rfind("}") + 1]):
-        if not candidate:
+        if not candidate.lstrip().startswith("{"):  # no object here: spare the json module's error path
             continue
         try:
             doc = jsoncodec.loads(candidate)

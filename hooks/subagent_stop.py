@@ -16,18 +16,22 @@ Never fails the session: any error ends in exit 0 without output and a WARNING.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-from collections.abc import Mapping
-from typing import Any
 
 import calls
 import hooklib
-from hooklib import RunContext
 
-from fixloop import agent_names, ledger
+from fixloop import agent_names, jsoncodec, ledger
+
+# The stop of every fixloop subagent runs this hook; only the contracted agents need the engine (and
+# subprocess). The rest stays as light as the every-call hooks.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from hooklib import RunContext
 
 MAX_BLOCKS = 2
 ENGINE_TIMEOUT_S = 50.0
@@ -63,6 +67,8 @@ def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> di
     except ValueError:
         timeout = ENGINE_TIMEOUT_S
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(context.root)}
+    import subprocess
+
     try:
         done = subprocess.run(
             command,
@@ -78,7 +84,7 @@ def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> di
     except OSError as error:
         raise EngineUnavailable(f"cannot run the engine: {error}") from None
     try:
-        answer = json.loads(done.stdout)
+        answer = jsoncodec.loads(done.stdout)
     except ValueError:
         stderr = done.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = stderr[-1] if stderr else "no output"
@@ -88,8 +94,8 @@ def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> di
     if not isinstance(answer, dict):
         raise EngineUnavailable(f"`fixloop review record` answered a JSON {type(answer).__name__}")
     problem = answer.get("error")
-    if done.returncode == 3 or (isinstance(problem, Mapping) and problem.get("code") == "ENGINE_UNAVAILABLE"):
-        message_text = problem.get("message") if isinstance(problem, Mapping) else None
+    if done.returncode == 3 or (isinstance(problem, dict) and problem.get("code") == "ENGINE_UNAVAILABLE"):
+        message_text = problem.get("message") if isinstance(problem, dict) else None
         raise EngineUnavailable(str(message_text or "the engine is unavailable"))
     return answer
 
@@ -97,12 +103,12 @@ def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> di
 def _text(value: object) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return jsoncodec.dumps(value, ensure_ascii=False)
 
 
 def violation_lines(error: object) -> list[str]:
     """The violations of an invalid answer, quoted as the engine reported them, one per line."""
-    if not isinstance(error, Mapping):
+    if not isinstance(error, dict):
         return [f"- {_text(error)}"] if error else []
     lines: list[str] = []
     code, message = error.get("code"), error.get("message")
@@ -111,7 +117,7 @@ def violation_lines(error: object) -> list[str]:
     violations = error.get("violations")
     if isinstance(violations, list):
         for item in violations:
-            if isinstance(item, Mapping) and "message" in item:
+            if isinstance(item, dict) and "message" in item:
                 where = item.get("path") or item.get("loc") or item.get("field")
                 text = _text(item["message"])
                 lines.append(f"- {_text(where)}: {text}" if where else f"- {text}")
@@ -155,7 +161,7 @@ def _store_verdict(context: RunContext, agent_id: str, verdict: dict[str, Any]) 
 
 def _error_code(answer: Mapping[str, Any]) -> str | None:
     error = answer.get("error")
-    if isinstance(error, Mapping) and isinstance(error.get("code"), str):
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
         return str(error["code"])
     return None
 
@@ -228,7 +234,7 @@ def _enforce(
     if answer.get("status") != "recorded":
         code = _error_code(answer) or "RECORD_FAILED"
         problem = answer.get("error")
-        detail = problem.get("message") if isinstance(problem, Mapping) else None
+        detail = problem.get("message") if isinstance(problem, dict) else None
         context.warn(
             "RECORD_REFUSED",
             f"The engine refused the result of {agent} ({agent_id}): {code}: {detail or 'no details'}",
@@ -257,7 +263,7 @@ def _enforce(
     attempt = answer.get("attempt")
     shown = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else earlier_stops + 1
     decision = {"decision": "block", "reason": block_reason(agent, answer, shown)}
-    return json.dumps(decision, ensure_ascii=False) + "\n"
+    return jsoncodec.dumps(decision, ensure_ascii=False) + "\n"
 
 
 def relevant(payload: dict[str, Any]) -> bool:

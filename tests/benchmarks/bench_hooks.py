@@ -1,10 +1,11 @@
 """Process time of each fixloop hook, run as hooks/hooks.json runs it, next to `python3 -c pass`.
 
-    python3 tests/benchmarks/bench_hooks.py [--runs N]
+    python3 tests/benchmarks/bench_hooks.py [--runs N] [--hook-python PATH]
 
 Prints, per case, the median over N runs of the process's wall time and of its CPU time (user + system
 of the hook and its children, which other load on the machine disturbs less), and the ratios of both to
-`python3 -c pass` (this interpreter).
+`python3 -c pass` of the hooks' interpreter (this one unless --hook-python names another; the engine
+that SubagentStop calls always runs on this one).
 The hooks that fire on every subagent call (PreToolUse, PostToolUse, SubagentStart) aim at <= 2x.
 `python3 -S -c pass` is printed too: the ratio depends on how much the interpreter's site-packages cost
 at start-up (hooks run with -S), so compare the absolute figures across machines.
@@ -59,7 +60,13 @@ def medians_ms(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument(
+        "--hook-python",
+        default=sys.executable,
+        help="the interpreter the hooks run on, and the baseline (default: this one)",
+    )
     args = parser.parse_args()
+    hook_python: str = args.hook_python
 
     from fixloop import runs
 
@@ -70,7 +77,7 @@ def main() -> int:
         (project / "src" / "app.py").write_text("x = 1\n")
         data = base / "data"
         data.mkdir()
-        (data / "python3-path").write_text(sys.executable + "\n")
+        (data / "python3-path").write_text(hook_python + "\n")
         session = "bench-session"
         os.environ["CLAUDE_PROJECT_DIR"] = str(project)
         state = runs.start_run(
@@ -122,8 +129,8 @@ def main() -> int:
             return make
 
         cases: list[tuple[str, str, Callable[[int], tuple[list[str], bytes]]]] = [
-            ("baseline", "python3 -c pass", lambda _i: ([sys.executable, "-c", "pass"], b"")),
-            ("baseline", "python3 -S -c pass", lambda _i: ([sys.executable, "-S", "-c", "pass"], b"")),
+            ("baseline", "python3 -c pass", lambda _i: ([hook_python, "-c", "pass"], b"")),
+            ("baseline", "python3 -S -c pass", lambda _i: ([hook_python, "-S", "-c", "pass"], b"")),
             (
                 "PreToolUse",
                 "no run, non-fixloop agent",
@@ -167,17 +174,38 @@ def main() -> int:
                 ),
             ),
             (
+                "SubagentStop",
+                "run, coordinator (no contract)",
+                hook(
+                    "SubagentStop",
+                    lambda i: {
+                        **common("SubagentStop"),
+                        "agent_id": f"c{i}",
+                        "agent_type": "fixloop:review-coordinator",
+                        "stop_hook_active": False,
+                        "agent_transcript_path": "/t",
+                        "last_assistant_message": "Review finished: 0 issues remain.",
+                    },
+                ),
+            ),
+            (
                 "SessionStart",
                 "environment fresh or not wanted",
                 hook("SessionStart", lambda _i: {**common("SessionStart"), "source": "startup"}),
             ),
         ]
-        python = sys.version.split()[0]
+        python = subprocess.run(
+            [hook_python, "-c", "import sys; print(sys.version.split()[0])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         print(f"fixloop hooks, median of {args.runs} runs, run {state['run_id']}, python {python}")
         base_wall = base_cpu = 0.0
         print(f"{'hook':<14} {'case':<34} {'wall ms':>8} {'ratio':>6} {'cpu ms':>7} {'ratio':>6}")
         for event, label, make in cases:
-            runs_count = args.runs if event != "SubagentStop" else max(5, args.runs // 4)
+            engine_runs = "engine" in label  # the slow case: fewer runs
+            runs_count = max(5, args.runs // 4) if engine_runs else args.runs
             wall, cpu = medians_ms(runs_count, make, env, project)
             if label == "python3 -c pass":
                 base_wall, base_cpu = wall, cpu

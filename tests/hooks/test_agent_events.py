@@ -506,10 +506,10 @@ def test_hook_scripts_use_the_standard_library_only() -> None:
 HEAVY_MODULES = ("json", "re", "enum", "pathlib", "typing", "collections", "contextlib", "functools", "math")
 
 
-def modules_loaded_by(hooks: HookEnv, payload: dict[str, Any]) -> set[str]:
-    """The modules one agent_events hook process imports (from -X importtime), run as run-hook runs it."""
+def modules_loaded_by(hooks: HookEnv, payload: dict[str, Any], script: str = "agent_events") -> set[str]:
+    """The modules one hook process imports (from -X importtime), run as run-hook runs it."""
     done = subprocess.run(
-        [sys.executable, "-E", "-S", "-X", "importtime", str(PLUGIN_ROOT / "hooks" / "agent_events.py")],
+        [sys.executable, "-E", "-S", "-X", "importtime", str(PLUGIN_ROOT / "hooks" / f"{script}.py")],
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=hooks.env,
@@ -520,7 +520,7 @@ def modules_loaded_by(hooks: HookEnv, payload: dict[str, Any]) -> set[str]:
     return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
 
 
-def test_every_call_hooks_of_a_review_load_no_heavy_module(hooks: HookEnv, run: Run) -> None:
+def test_every_call_hooks_and_a_coordinators_stop_load_no_heavy_module(hooks: HookEnv, run: Run) -> None:
     loaded = modules_loaded_by(hooks, hooks.pre_tool_use("fixloop:code-reviewer", "toolu_cr"))
     loaded |= modules_loaded_by(hooks, hooks.pre_tool_use("fixloop:test-analyzer", "toolu_ta"))
     loaded |= modules_loaded_by(hooks, hooks.subagent_start("fixloop:code-reviewer", "id-cr"))
@@ -530,8 +530,11 @@ def test_every_call_hooks_of_a_review_load_no_heavy_module(hooks: HookEnv, run: 
     ):
         post = hooks.post_tool_use(f"fixloop:{agent}", tool_use_id, agent_id, reviewer_report(agent, 2))
         loaded |= modules_loaded_by(hooks, post)
+    coordinator_stop = hooks.subagent_stop("fixloop:review-coordinator", "id-rc", "Review finished.")
+    loaded |= modules_loaded_by(hooks, coordinator_stop, "subagent_stop")
     assert "fixloop.logwriter" in loaded  # the hooks did their work, below
-    assert sorted(loaded & set(HEAVY_MODULES)) == []
+    assert sorted(loaded & {*HEAVY_MODULES, "subprocess"}) == []
+    assert [line["kind"] for line in run.ledger()][-1] == "stop"
     assert [event["type"] for event in run.events()][-6:] == [
         "REVIEW_PARALLEL_START",
         "AGENT_CALL",
