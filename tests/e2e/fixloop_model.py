@@ -519,14 +519,11 @@ class Edit:
 
 
 @dataclass
-class FixerPlan:
-    """What the fixer does: ``edits`` by round (Read each existing file first, then one Edit/Write call per
-    edit), then answers: every issue ``succeeded`` (``skip``: issue descriptions containing one of these
-    substrings are ``skipped``), ``files_modified`` = the edited files. ``invalid_attempts`` / ``failure``
-    / ``delay`` / ``answer`` as for reviewers."""
+class IssuesAgentPlan:
+    """What the fixer and the verifier share, both given the round's issues: the first ``invalid_attempts``
+    attempts of each run answer ``invalid_answer``; ``failure``: a contract-valid failure document instead
+    of the answer; ``delay``: seconds to hold each answer; ``answer``: a callable that overrides all."""
 
-    edits: Mapping[int, Sequence[Edit]] = field(default_factory=dict)
-    skip: Collection[str] = ()
     invalid_attempts: int = 0
     invalid_answer: Answer = GARBAGE
     failure: bool = False
@@ -539,7 +536,29 @@ class FixerPlan:
         if turn.attempt <= self.invalid_attempts:
             return self.invalid_answer
         if self.failure:
-            return failure_document(FIXER_AGENT, "FIX_FAILED", "the fixer could not apply any fix")
+            return self.failure_answer()
+        return self.valid_answer(turn, issues)
+
+    def failure_answer(self) -> Answer:
+        raise NotImplementedError
+
+    def valid_answer(self, turn: Turn, issues: list[JSON]) -> Answer:
+        raise NotImplementedError
+
+
+@dataclass
+class FixerPlan(IssuesAgentPlan):
+    """What the fixer does: ``edits`` by round (Read each existing file first, then one Edit/Write call per
+    edit), then answers: every issue ``succeeded`` (``skip``: issue descriptions containing one of these
+    substrings are ``skipped``), ``files_modified`` = the edited files."""
+
+    edits: Mapping[int, Sequence[Edit]] = field(default_factory=dict)
+    skip: Collection[str] = ()
+
+    def failure_answer(self) -> Answer:
+        return failure_document(FIXER_AGENT, "FIX_FAILED", "the fixer could not apply any fix")
+
+    def valid_answer(self, turn: Turn, issues: list[JSON]) -> Answer:
         edited = sorted({edit.file for edit in self.edits.get(turn.round or 0, ())})
         results: list[JSON] = []
         for item in issues:
@@ -562,27 +581,18 @@ class FixerPlan:
 
 
 @dataclass
-class VerifierPlan:
+class VerifierPlan(IssuesAgentPlan):
     """What the verifier answers: every finding CORRECT and COMPLIANT, quality ``score``, except findings
-    ``delete`` returns a reason for (INCORRECT, deletion required). ``invalid_attempts`` / ``failure`` /
-    ``delay`` / ``answer`` as for reviewers."""
+    ``delete`` returns a reason for (INCORRECT, deletion required)."""
 
     score: int = 85
     delete: Callable[[JSON], str | None] | None = None
     missing_issues: Sequence[Mapping[str, Any]] = ()
-    invalid_attempts: int = 0
-    invalid_answer: Answer = GARBAGE
-    failure: bool = False
-    delay: float = 0.0
-    answer: Callable[[Turn, list[JSON]], Answer] | None = None
 
-    def respond(self, turn: Turn, issues: list[JSON]) -> Answer:
-        if self.answer is not None:
-            return self.answer(turn, issues)
-        if turn.attempt <= self.invalid_attempts:
-            return self.invalid_answer
-        if self.failure:
-            return failure_document(VERIFIER_AGENT)
+    def failure_answer(self) -> Answer:
+        return failure_document(VERIFIER_AGENT)
+
+    def valid_answer(self, turn: Turn, issues: list[JSON]) -> Answer:
         accuracy: list[JSON] = []
         for item in issues:
             reason = self.delete(item) if self.delete is not None else None
