@@ -12,7 +12,7 @@ import sys
 
 import hooklib
 
-from fixloop import ledger
+from fixloop.store import ledger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

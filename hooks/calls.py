@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hooklib
 
-from fixloop import agent_names, ledger
+from fixloop.core import agent_names
+from fixloop.store import ledger
 
 TYPE_CHECKING = False  # every subagent call runs this module: typing is not loaded at run time
 if TYPE_CHECKING:

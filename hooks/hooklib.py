@@ -11,14 +11,14 @@ import sys
 import time
 
 # Every fixloop subagent call pays for what these hooks import, so they keep to modules that load in
-# well under a millisecond: no typing, pathlib, json or re (fixloop.jsoncodec reads and writes JSON).
+# well under a millisecond: no typing, pathlib, json or re (fixloop.core.jsoncodec reads and writes JSON).
 # The engine modules that only a run needs (logwriter, ledger) are imported once a run is found.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from fixloop.logwriter import EventLog
+    from fixloop.store.logwriter import EventLog
 
     Handler = Callable[[dict[str, Any], "RunContext"], "str | None"]
     Filter = Callable[[dict[str, Any]], bool]
@@ -28,7 +28,8 @@ LIB = os.path.join(PLUGIN_ROOT, "scripts", "lib")
 if LIB not in sys.path:
     sys.path.insert(0, LIB)
 
-from fixloop import jsoncodec, layout  # noqa: E402
+from fixloop.core import jsoncodec  # noqa: E402
+from fixloop.store import layout  # noqa: E402
 
 SUBAGENT_TOOLS = ("Agent", "Task")
 FALLBACK_LOG = "hook-warnings.jsonl"
@@ -66,7 +67,7 @@ class RunContext:
 
 def event_log(state: Mapping[str, Any], run_id: str) -> EventLog | None:
     """The run's log writer, or None when its logging is off (same rules as runs.run_log)."""
-    from fixloop.logwriter import LOG_LEVELS, EventLog
+    from fixloop.store.logwriter import LOG_LEVELS, EventLog
 
     logging = state.get("logging")
     if not isinstance(logging, dict) or logging.get("enabled") is not True:
@@ -116,7 +117,7 @@ def load_state(state_file: str) -> dict[str, Any]:
     # Corrupt: let the state store restore it from its backup (slower, rare).
     from pathlib import Path
 
-    from fixloop.statestore import StateStore
+    from fixloop.store.statestore import StateStore
 
     return StateStore(Path(state_file)).read()
 
@@ -150,7 +151,7 @@ def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: str) -> bool:
     run before it returns, and its AGENT_RESULT still belongs to that run."""
     if payload.get("hook_event_name") not in ("PostToolUse", "PostToolUseFailure"):
         return False
-    from fixloop import ledger
+    from fixloop.store import ledger
 
     records = ledger.read(run_dir)
     return ledger.find_call(records, payload.get("tool_use_id")) is not None and (
@@ -161,7 +162,7 @@ def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: str) -> bool:
 def fallback_warning(code: str, message: str, payload: Mapping[str, Any] | None = None) -> None:
     """A WARNING that belongs to no run log: appended to <data dir>/hook-warnings.jsonl, if writable."""
     try:
-        from fixloop.logwriter import EventLog
+        from fixloop.store.logwriter import EventLog
 
         session = session_of(payload or {}) or "unknown"
         EventLog(os.path.join(data_dir(), FALLBACK_LOG), None, session).emit(

@@ -22,7 +22,8 @@ import sys
 import calls
 import hooklib
 
-from fixloop import agent_names, jsoncodec, ledger
+from fixloop.core import agent_names, jsoncodec
+from fixloop.store import ledger
 
 # The stop of every fixloop subagent runs this hook; only the contracted agents need the engine (and
 # subprocess). The rest stays as light as the every-call hooks.

@@ -244,7 +244,7 @@ def record_failure(data: Path, reason: str) -> None:
         lib = str(Path(__file__).resolve().parent / "lib")
         if lib not in sys.path:
             sys.path.insert(0, lib)
-        from fixloop.logwriter import EventLog
+        from fixloop.store.logwriter import EventLog
 
         EventLog(data / WARNINGS_LOG, None, os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown").emit(
             "W",

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fixloop.agent_names import REVIEWER_AGENTS
+from fixloop.core.agent_names import REVIEWER_AGENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "e2e" / "sample_repo"

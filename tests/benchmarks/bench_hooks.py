@@ -41,12 +41,12 @@ def command_of(event: str) -> str:
 
 
 def medians_ms(
-    runs: int, make: Callable[[int], tuple[list[str], bytes]], env: dict[str, str], cwd: Path
+    lifecycle: int, make: Callable[[int], tuple[list[str], bytes]], env: dict[str, str], cwd: Path
 ) -> tuple[float, float]:
     """(median wall ms, median CPU ms) of `runs` processes."""
     walls: list[float] = []
     cpus: list[float] = []
-    for index in range(runs):
+    for index in range(lifecycle):
         argv, stdin = make(index)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
@@ -68,7 +68,7 @@ def main() -> int:
     args = parser.parse_args()
     hook_python: str = args.hook_python
 
-    from fixloop import runs
+    from fixloop.runs import lifecycle
 
     with tempfile.TemporaryDirectory() as temp:
         base = Path(temp)
@@ -80,7 +80,7 @@ def main() -> int:
         (data / "python3-path").write_text(hook_python + "\n")
         session = "bench-session"
         os.environ["CLAUDE_PROJECT_DIR"] = str(project)
-        state = runs.start_run(
+        state = lifecycle.start_run(
             "bugfix", root=project, stack="backend", changed_files=["src/app.py"], claude_session_id=session
         )["state"]
         env = {

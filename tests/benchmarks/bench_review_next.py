@@ -20,11 +20,11 @@ from typing import Any
 LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 sys.path.insert(0, str(LIB))
 
-from fixloop import review_state  # noqa: E402
-from fixloop.cli_review import apply_step  # noqa: E402
+from fixloop.cli.review import apply_step  # noqa: E402
 from fixloop.contracts.common import REVIEWER_AGENTS  # noqa: E402
 from fixloop.contracts.coordinator import LoopConfig  # noqa: E402
-from fixloop.statestore import StateStore  # noqa: E402
+from fixloop.review import machine as review_state  # noqa: E402
+from fixloop.store.statestore import StateStore  # noqa: E402
 
 WORDS = ("null", "await", "handle", "bound", "cast", "lock", "retry", "cache", "index", "parse")
 

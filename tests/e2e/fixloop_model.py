@@ -64,7 +64,7 @@ if str(REPO_ROOT / "scripts" / "lib") not in sys.path:
     sys.path.insert(0, str(REPO_ROOT / "scripts" / "lib"))
 
 from fixloop.contracts.common import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
-from fixloop.logwriter import render_text
+from fixloop.store.logwriter import render_text
 
 JSON = dict[str, Any]
 Answer = str | Mapping[str, Any]  # a final message: sent as is (str) or as compact JSON (a mapping)

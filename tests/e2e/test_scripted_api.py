@@ -789,7 +789,7 @@ def test_sample_project_checks_pass_in_a_copy(tmp_path: Path) -> None:
 
 def test_sample_config_is_a_valid_loop_config(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(REPO_ROOT / "scripts" / "lib"))
-    from fixloop.config import read_config_file
+    from fixloop.runs.config import read_config_file
 
     document = read_config_file(SAMPLE_REPO / ".claude" / "fixloop.json")
     assert document["test_command"] == "python3 -m unittest discover -s tests"

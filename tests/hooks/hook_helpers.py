@@ -249,9 +249,9 @@ def make_hooks(tmp_path: Path) -> HookEnv:
 
 
 def start_run(hooks: HookEnv, *, log: bool = True) -> Run:
-    from fixloop import runs
+    from fixloop.runs import lifecycle
 
-    result = runs.start_run(
+    result = lifecycle.start_run(
         "bugfix",
         root=hooks.project,
         stack="backend",

@@ -20,8 +20,8 @@ from hook_helpers import (
     write_executable,
 )
 
-from fixloop import runs
-from fixloop.agent_names import REVIEWER_AGENTS as REVIEWERS
+from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWERS
+from fixloop.runs import lifecycle
 
 
 def reviewer_report(agent: str, issues: int) -> str:
@@ -145,7 +145,7 @@ def test_shell_syntax_in_the_payload_reaches_the_hook_untouched(
 
 
 def test_call_inside_a_subagent_names_the_parent_and_the_open_phase(hooks: HookEnv, run: Run) -> None:
-    runs.phase_start(hooks.project, run.run_id, 5)
+    lifecycle.phase_start(hooks.project, run.run_id, 5)
     payload = hooks.pre_tool_use(
         "fixloop:review-fixer",
         "toolu_fix",
@@ -196,7 +196,7 @@ def test_a_session_without_a_run_writes_nothing(hooks: HookEnv, run: Run) -> Non
 
 
 def test_a_finished_run_is_left_alone(hooks: HookEnv, run: Run) -> None:
-    runs.end_run(hooks.project, run.run_id, "success")
+    lifecycle.end_run(hooks.project, run.run_id, "success")
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_01")))
     assert run.ledger() == []
 
@@ -204,7 +204,7 @@ def test_a_finished_run_is_left_alone(hooks: HookEnv, run: Run) -> None:
 def test_a_call_made_before_the_run_ended_still_gets_its_result(hooks: HookEnv, run: Run) -> None:
     # The review coordinator ends its own run, then returns: its result still belongs to the run.
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:review-coordinator", "toolu_c")))
-    runs.end_run(hooks.project, run.run_id, "success")
+    lifecycle.end_run(hooks.project, run.run_id, "success")
     report = '{"status": "success", "agent": "review-coordinator"}'
     post = hooks.post_tool_use("fixloop:review-coordinator", "toolu_c", "agent-c", report)
     assert_silent(hooks.run("PostToolUse", post))
@@ -532,7 +532,7 @@ def test_every_call_hooks_and_a_coordinators_stop_load_no_heavy_module(hooks: Ho
         loaded |= modules_loaded_by(hooks, post)
     coordinator_stop = hooks.subagent_stop("fixloop:review-coordinator", "id-rc", "Review finished.")
     loaded |= modules_loaded_by(hooks, coordinator_stop, "subagent_stop")
-    assert "fixloop.logwriter" in loaded  # the hooks did their work, below
+    assert "fixloop.store.logwriter" in loaded  # the hooks did their work, below
     assert sorted(loaded & {*HEAVY_MODULES, "subprocess"}) == []
     assert [line["kind"] for line in run.ledger()][-1] == "stop"
     assert [event["type"] for event in run.events()][-6:] == [
@@ -643,7 +643,7 @@ def test_a_group_left_waiting_is_closed_by_the_next_dispatch(hooks: HookEnv, run
 def test_every_event_written_fits_its_event_model(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     from fixloop.contracts.events import EVENT_MODELS
 
-    runs.phase_start(hooks.project, run.run_id, 5)
+    lifecycle.phase_start(hooks.project, run.run_id, 5)
     for agent in REVIEWERS[:2]:
         assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use(f"fixloop:{agent}", f"toolu_{agent}")))
     post = hooks.post_tool_use(

@@ -34,7 +34,7 @@ from fixloop.contracts.verifier import (
     VerificationResult,
     VerifierOutput,
 )
-from fixloop.phases import REVIEW_PHASE, WORKFLOW_PHASES
+from fixloop.runs.phases import REVIEW_PHASE, WORKFLOW_PHASES
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "fixloop"

@@ -39,9 +39,9 @@ def git_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 @pytest.fixture
 def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    """A FakeClock installed as fixloop.runs.default_clock (used by the CLI and by every runs call)."""
-    from fixloop import runs
+    """A FakeClock installed as fixloop.runs.lifecycle.default_clock (used by the CLI and every run call)."""
+    from fixloop.runs import lifecycle
 
     clock = FakeClock()
-    monkeypatch.setattr(runs, "default_clock", clock)
+    monkeypatch.setattr(lifecycle, "default_clock", clock)
     return clock

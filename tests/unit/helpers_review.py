@@ -12,12 +12,12 @@ LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
-from fixloop import review_state  # noqa: E402
 from fixloop.contracts.common import REVIEWER_AGENTS  # noqa: E402
 from fixloop.contracts.coordinator import LoopConfig  # noqa: E402
 from fixloop.contracts.fixer import FixerOutput  # noqa: E402
 from fixloop.contracts.reviewer import ReviewerOutput  # noqa: E402
 from fixloop.contracts.verifier import VerifierOutput  # noqa: E402
+from fixloop.review import machine as review_state  # noqa: E402
 
 RUN_ID = "abcd1234"
 START_MS = 1_000_000

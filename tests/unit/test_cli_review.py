@@ -15,9 +15,10 @@ from click.testing import CliRunner
 from helpers_review import issue, reviewer_doc
 from helpers_runs import FakeClock
 
-from fixloop import ledger, paths, runs
 from fixloop.cli import cli
 from fixloop.contracts.common import REVIEWER_AGENTS
+from fixloop.runs import lifecycle
+from fixloop.store import ledger, paths
 
 LIB = str(Path(__file__).resolve().parents[2] / "scripts" / "lib")
 CR = "code-reviewer"
@@ -56,7 +57,7 @@ def record(run_id: str, agent: str, document: Any, *extra: str) -> tuple[int, An
 
 
 def events(project: Path, run_id: str) -> list[dict[str, Any]]:
-    state = runs.load_run(project, run_id)
+    state = lifecycle.load_run(project, run_id)
     path = Path(state["logging"]["log_files"]["jsonl"])
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -152,7 +153,7 @@ def test_fix_verify_fail_and_rollback_end_to_end(git_project: Path, fake_clock: 
     assert asked["action"] == "ask_user"
     assert [item["label"] for item in asked["options"]] == ["rollback", "continue", "manual", "cancel"]
     assert asked["default"] == "rollback"
-    state = runs.load_run(git_project, run_id)
+    state = lifecycle.load_run(git_project, run_id)
     assert state["review"]["rounds"][0]["fix"]["files_modified"] == ["src/app.py", "src/new.py"]
 
     code, chosen = invoke("review", "choose", run_id, "rollback")
@@ -309,7 +310,7 @@ def test_provenance_inside_claude_code(git_project: Path, fake_clock: FakeClock)
     assert (code, answer["valid"]) == (0, True)
     code, refused = record(run_id, agent, reviewer_doc(agent), "--from-hook", "agent-cr")
     assert (code, refused["error"]["code"]) == (2, "AGENT_MISMATCH")
-    state = runs.load_run(git_project, run_id)
+    state = lifecycle.load_run(git_project, run_id)
     records = state["review"]["rounds"][0]["records"]
     assert (records[CR]["provenance"], records[agent]["provenance"], records[agent]["agent_id"]) == (
         "ledger",
@@ -353,7 +354,7 @@ def test_six_concurrent_records_lose_nothing(git_project: Path, fake_clock: Fake
     assert status["round"]["recorded"] == {
         agent: {"valid": True, "attempts": 1} for agent in sorted(REVIEWER_AGENTS)
     }
-    history = runs.store_for(git_project, run_id).history()
+    history = lifecycle.store_for(git_project, run_id).history()
     assert [item["action"] for item in history].count("review_record") == 6
     fix = next_action(run_id)
     assert len(fix["issues"]) == 6

@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner
 from helpers_runs import FakeClock, read_events, sha256_tree
 
-from fixloop import paths, runs
 from fixloop.cli import cli
-from fixloop.phases import describe_phases
+from fixloop.runs import lifecycle
+from fixloop.runs.phases import describe_phases
+from fixloop.store import paths
 
 LIB = str(Path(__file__).resolve().parents[2] / "scripts" / "lib")
 
@@ -56,7 +57,7 @@ def test_start_prints_the_run(git_project: Path, fake_clock: FakeClock) -> None:
         "run_dir": str(run_dir),
         "state_file": str(run_dir / "state.json"),
         "log_files": {"jsonl": str(logs / f"{stem}.jsonl"), "text": str(logs / f"{stem}.log")},
-        "config": runs.load_run(git_project, run_id)["config"],
+        "config": lifecycle.load_run(git_project, run_id)["config"],
         "config_sources": [],
         "workflow": "bugfix",
         "stack": "backend",
@@ -72,7 +73,7 @@ def test_start_prints_the_run(git_project: Path, fake_clock: FakeClock) -> None:
     assert (git_project / ".claude" / "fixloop" / "sessions" / "abc-123").read_text() == f"{run_id}\n"
     code, current = invoke("run", "current", env={"CLAUDE_CODE_SESSION_ID": "abc-123"})
     assert code == 0
-    assert current == runs.load_run(git_project, run_id)
+    assert current == lifecycle.load_run(git_project, run_id)
     code, shown = invoke("run", "show", run_id)
     assert (code, shown) == (0, current)
 
@@ -325,7 +326,7 @@ def test_real_process_round_trip(git_project: Path) -> None:
     assert (code, error["error"]["code"]) == (2, "INVALID_RUN_ID")
     events = read_events(started["log_files"]["jsonl"])
     assert [event["type"] for event in events] == ["SESSION_START", "PHASE_START", "PHASE_END", "SESSION_END"]
-    end = runs.load_run(git_project, run_id)
+    end = lifecycle.load_run(git_project, run_id)
     assert events[-1]["total_duration_ms"] == end["ended_at_ms"] - end["started_at_ms"]
     assert events[2]["duration_ms"] == end["phase_results"][0]["duration_ms"]
     assert paths.run_dir(git_project, run_id).is_dir()

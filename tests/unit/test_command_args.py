@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixloop.command_args import KNOWN_FLAGS, CommandArgs, parse_command_args
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.runs.command_args import KNOWN_FLAGS, CommandArgs, parse_command_args
 
 
 def test_empty_and_none_give_defaults() -> None:

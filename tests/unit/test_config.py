@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from fixloop.config import command_status, config_from_dump, load_config
 from fixloop.contracts.coordinator import LoopConfig
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.runs.config import command_status, config_from_dump, load_config
 
 
 def violations_of(project: Path, config_file: Path | None = None) -> list[dict[str, str]]:

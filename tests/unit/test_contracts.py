@@ -1,4 +1,4 @@
-"""The agent contracts as seen through `fixloop.validation`: what is accepted, normalized and refused."""
+"""The agent contracts as seen through contracts.validation: what is accepted, normalized and refused."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from fixloop.contracts.common import canonical_agent_name, repo_relative_path
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.contracts.fixer import FixerOutput
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
-from fixloop.contracts.verifier import VerifierOutput
-from fixloop.errors import FixloopError
-from fixloop.validation import (
+from fixloop.contracts.validation import (
     KIND_EXAMPLES,
     KINDS,
     KINDS_WITH_STATUS,
@@ -25,6 +23,8 @@ from fixloop.validation import (
     validate_document,
     validate_text,
 )
+from fixloop.contracts.verifier import VerifierOutput
+from fixloop.core.errors import FixloopError
 
 
 def example(kind: str) -> dict[str, Any]:

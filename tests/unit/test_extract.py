@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixloop.errors import FixloopError
-from fixloop.extract import (
+from fixloop.contracts.extract import (
     MAX_CANDIDATES,
     MAX_DEPTH,
     MAX_INPUT_BYTES,
@@ -21,7 +20,8 @@ from fixloop.extract import (
     extract,
     extract_json,
 )
-from fixloop.validation import KINDS, validate_document, validate_text
+from fixloop.contracts.validation import KINDS, validate_document, validate_text
+from fixloop.core.errors import FixloopError
 
 EXTRACT_CODES = {"NULL_RESPONSE", "JSON_PARSE_ERROR", "TRUNCATION_DATA_LOSS"}
 VALIDATE_CODES = EXTRACT_CODES | {"MISSING_STATUS", "SCHEMA_VIOLATION"}

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers_review import issue
 
-from fixloop.fingerprint import (
+from fixloop.review.identity import (
     LINE_TOLERANCE,
     Candidate,
     IssueRegistry,

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from helpers_runs import git
 
-from fixloop import gitfiles
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.runs import gitfiles
 
 
 def write(root: Path, name: str, text: str = "x\n") -> None:

@@ -1,4 +1,4 @@
-"""fixloop.jsoncodec gives exactly what the json module gives, without importing it on the fast path."""
+"""fixloop.core.jsoncodec gives exactly what the json module gives, without importing it on the fast path."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from helpers_imports import modules_loaded_by
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixloop import jsoncodec
+from fixloop.core import jsoncodec
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -100,7 +100,7 @@ def test_dumps_options_match_json(codec: str) -> None:
 
 def test_the_fast_path_loads_neither_json_nor_re() -> None:
     code = """
-from fixloop import jsoncodec
+from fixloop.core import jsoncodec
 assert jsoncodec.loads(b' {"a": [1, 2.5, "\\u00e9"]} ') == {"a": [1, 2.5, "é"]}
 assert jsoncodec.dumps({"a": "é"}) == '{"a":"é"}'
 """

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from fixloop.errors import FixloopError
-from fixloop.logquery import CorruptLine, errors, parse_log, read_log, show, summary, timeline
-from fixloop.logwriter import EventLog
+from fixloop.core.errors import FixloopError
+from fixloop.report.logquery import CorruptLine, errors, parse_log, read_log, show, summary, timeline
+from fixloop.store.logwriter import EventLog
 
 SID = "a1b2c3d4"
 

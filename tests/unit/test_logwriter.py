@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixloop import logwriter
-from fixloop.errors import FixloopError
-from fixloop.logwriter import EventLog, log_file_paths, render_text, text_timestamp, utc_timestamp_ms
-from fixloop.redact import redact
+from fixloop.core.errors import FixloopError
+from fixloop.core.redact import redact
+from fixloop.store import logwriter
+from fixloop.store.logwriter import EventLog, log_file_paths, render_text, text_timestamp, utc_timestamp_ms
 
 T0 = 1733495452.123  # 2024-12-06T14:30:52.123Z
 BASE = {"ts": "2024-12-06T14:30:52.123Z", "level": "I", "session_id": "a1b2c3d4"}

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixloop import layout
-from fixloop.errors import FixloopError
-from fixloop.ids import check_run_id, is_run_id, new_run_id
-from fixloop.paths import (
+from fixloop.core.errors import FixloopError
+from fixloop.core.ids import check_run_id, is_run_id, new_run_id
+from fixloop.store import layout
+from fixloop.store.paths import (
     bind_session,
     logs_dir,
     project_root,
@@ -24,7 +24,7 @@ from fixloop.paths import (
     session_index_dir,
     state_path,
 )
-from fixloop.statestore import StateStore
+from fixloop.store.statestore import StateStore
 
 # ---- ids -----------------------------------------------------------------------------------------
 

@@ -8,8 +8,8 @@ from helpers_imports import modules_loaded_by
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixloop import redact as redact_module
-from fixloop.redact import REDACTED, SECRET_KEY, may_hold_secret, redact, redact_value
+from fixloop.core import redact as redact_module
+from fixloop.core.redact import REDACTED, SECRET_KEY, may_hold_secret, redact, redact_value
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nq8xZ\n-----END RSA PRIVATE KEY-----"
@@ -202,7 +202,7 @@ def test_the_prefilter_knows_every_letter_that_ignorecase_equates_with_its_marke
 
 def test_plain_text_is_redacted_without_loading_re() -> None:
     code = """
-from fixloop.redact import redact_value
+from fixloop.core.redact import redact_value
 event = {"input_summary": "Review src/app.py for quality", "n": 3}
 assert redact_value(event) == event
 """

@@ -7,9 +7,9 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 from helpers_review import Loop, all_fixed, issue, make_state, reviewer_doc
 
-from fixloop import reports
 from fixloop.contracts.common import REVIEWER_AGENTS
 from fixloop.contracts.coordinator import CoordinatorOutput
+from fixloop.report import formats
 
 CR = "code-reviewer"
 SFH = "silent-failure-hunter"
@@ -153,7 +153,7 @@ def test_coordinator_output_exact() -> None:
         "positive_observations": [],
         "files_modified": ["src/app.py"],
     }
-    assert reports.coordinator_output(loop.state) == expected
+    assert formats.coordinator_output(loop.state) == expected
 
 
 def test_introduced_and_remaining_after_max_iterations() -> None:
@@ -170,7 +170,7 @@ def test_introduced_and_remaining_after_max_iterations() -> None:
     loop.review({CR: [B]})
     stop = loop.next()
     assert stop["termination_reason"] == "max_iterations"
-    output = reports.coordinator_output(loop.state)
+    output = formats.coordinator_output(loop.state)
     assert output["status"] == "partial"
     assert [item["id"] for item in output["remaining_issues"]] == ["FL-002"]
     assert [item["id"] for item in output["introduced_issues"]] == ["FL-002"]
@@ -181,7 +181,7 @@ def test_no_changes_shape_exact() -> None:
     loop = Loop(make_state(changed_files=()))
     loop.next()
     skipped = {"status": "skipped", "reason": "no_changes"}
-    assert reports.coordinator_output(loop.state) == {
+    assert formats.coordinator_output(loop.state) == {
         "status": "success",
         "agent": "review-coordinator",
         "verification": {"tests": skipped, "lint": skipped, "typecheck": skipped},
@@ -218,7 +218,7 @@ def test_insufficient_coverage_shape_exact() -> None:
         }
         for agent in REVIEWER_AGENTS[3:]
     ]
-    assert reports.coordinator_output(loop.state) == {
+    assert formats.coordinator_output(loop.state) == {
         "status": "failed",
         "agent": "review-coordinator",
         "error": {
@@ -228,22 +228,22 @@ def test_insufficient_coverage_shape_exact() -> None:
             "suggestion": "Check why the failed agents failed, fix the cause and run the review again.",
         },
     }
-    assert "INSUFFICIENT_COVERAGE" in reports.markdown(loop.state)
+    assert "INSUFFICIENT_COVERAGE" in formats.markdown(loop.state)
 
 
 def test_outputs_validate_as_coordinator_output_while_running() -> None:
     loop = two_rounds()
-    output = reports.coordinator_output(loop.state)
+    output = formats.coordinator_output(loop.state)
     CoordinatorOutput.model_validate(output)
     assert output["summary"]["termination_reason"] is None
     assert output["message"] == "The review is still running (last action: fix)."
-    unstarted = reports.coordinator_output(make_state())
+    unstarted = formats.coordinator_output(make_state())
     assert unstarted["message"] == "The review has not started."
 
 
 def test_simple_array_exact() -> None:
     loop = two_rounds()
-    assert reports.simple_array(loop.state) == [
+    assert formats.simple_array(loop.state) == [
         {
             "relevantFile": "src/app.py",
             "existingCode": "",
@@ -272,7 +272,7 @@ def test_simple_array_exact() -> None:
 
 
 def test_markdown_sections() -> None:
-    text = reports.markdown(two_rounds().state)
+    text = formats.markdown(two_rounds().state)
     assert text.startswith("# fixloop review report — run abcd1234\n")
     for heading in (
         "## Summary",
@@ -423,7 +423,7 @@ SARIF_SUBSET: dict[str, Any] = {
 
 def test_sarif_structure() -> None:
     loop = two_rounds()
-    document = reports.sarif(loop.state)
+    document = formats.sarif(loop.state)
     jsonschema.validate(document, SARIF_SUBSET)
     run = document["runs"][0]
     rules = run["tool"]["driver"]["rules"]
@@ -465,10 +465,10 @@ def test_sarif_uri_is_percent_encoded_and_empty_run_is_valid() -> None:
     loop.next()
     loop.review({CR: [issue("S", 3, "Bad name", file="docs/my file#1.py", auto_fixable=False)]})
     loop.next()
-    document = reports.sarif(loop.state)
+    document = formats.sarif(loop.state)
     jsonschema.validate(document, SARIF_SUBSET)
     location = document["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "docs/my%20file%231.py"
-    empty = reports.sarif(make_state())
+    empty = formats.sarif(make_state())
     jsonschema.validate(empty, SARIF_SUBSET)
     assert empty["runs"][0]["results"] == []

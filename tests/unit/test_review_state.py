@@ -22,9 +22,10 @@ from helpers_review import (
     verifier_doc,
 )
 
-from fixloop import reports, review_state
 from fixloop.contracts.common import REVIEWER_AGENTS
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.report import formats
+from fixloop.review import machine
 
 CR = "code-reviewer"
 SFH = "silent-failure-hunter"
@@ -444,7 +445,7 @@ def test_issues_increased_rollback_restores_the_previous_fix() -> None:
     assert loop.review_doc["rounds"][0]["rolled_back"] is True
     # the code is back to what round 1 reviewed
     assert final["summary"]["final_issues"] == 1
-    assert review_state.files_modified(loop.review_doc) == []
+    assert machine.files_modified(loop.review_doc) == []
 
 
 def test_traded_issue_is_visible_in_resolved_and_introduced() -> None:
@@ -855,24 +856,24 @@ def test_fix_counts_and_files() -> None:
 
 def test_attach_verification_slots() -> None:
     state = make_state(use_verifier=False)
-    assert review_state.verification_slot(state) is None  # nobody asked: an earlier phase's verify
-    review_state.attach_verification(state, verification(False))
+    assert machine.verification_slot(state) is None  # nobody asked: an earlier phase's verify
+    machine.attach_verification(state, verification(False))
     assert state["review"] == {}
     loop = Loop(state)
     assert loop.next()["slot"] == "initial"
-    assert review_state.verification_slot(loop.state) == "initial"
+    assert machine.verification_slot(loop.state) == "initial"
     loop.verify(True)
     assert loop.review_doc["gate"]["passed"] is True
-    assert review_state.verification_slot(loop.state) is None
+    assert machine.verification_slot(loop.state) is None
     unchanged = copy.deepcopy(loop.state)
-    review_state.attach_verification(loop.state, verification(False))  # nobody waits: ignored
+    machine.attach_verification(loop.state, verification(False))  # nobody waits: ignored
     assert loop.state == unchanged
     loop.next()
     loop.review({CR: [A]})
     assert loop.next()["action"] == "fix"
-    assert review_state.verification_slot(loop.state) is None  # the fixer has not answered
+    assert machine.verification_slot(loop.state) is None  # the fixer has not answered
     loop.record("review-fixer", all_fixed(["FL-001"]))
-    assert review_state.verification_slot(loop.state) == "post_fix"  # verify may run before `next`
+    assert machine.verification_slot(loop.state) == "post_fix"  # verify may run before `next`
     loop.verify(False)
     asked = loop.next()
     assert (asked["action"], asked["context"]) == ("ask_user", "review_verification_failed")
@@ -881,7 +882,7 @@ def test_attach_verification_slots() -> None:
 def test_transitions_do_not_modify_their_input() -> None:
     state = make_state()
     frozen = json.dumps(state, sort_keys=True)
-    transition = review_state.decide_next(state, None, 5)
+    transition = machine.decide_next(state, None, 5)
     assert json.dumps(state, sort_keys=True) == frozen
     assert transition.state["review"]["gate"]["requested_at_ms"] == 5
 
@@ -889,7 +890,7 @@ def test_transitions_do_not_modify_their_input() -> None:
 def test_status_document_lists_missing_reviewers() -> None:
     loop = open_review()
     loop.record(CR, reviewer_doc(CR))
-    status = review_state.status_document(loop.state)
+    status = machine.status_document(loop.state)
     assert status["round"]["missing"] == list(REVIEWER_AGENTS[1:])
     assert status["round"]["recorded"] == {CR: {"valid": True, "attempts": 1}}
     assert status["last_action"]["action"] == "review"
@@ -951,6 +952,6 @@ def test_a_dry_run_stops_where_it_would_fix_and_snapshots_nothing() -> None:
     assert (stop["action"], stop["status"], stop["termination_reason"]) == ("stop", "dry_run_complete", None)
     assert loop.effects.snapshots == []
     assert loop.review_doc["rounds"][0]["fix"] is None
-    report = reports.coordinator_output(loop.state)
+    report = formats.coordinator_output(loop.state)
     assert report["status"] == "dry_run_complete"
     assert sorted(ref["id"] for ref in report["remaining_issues"]) == ["FL-001", "FL-002"]

@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 from helpers_runs import FakeClock, git, read_events, sha256_tree
 
-from fixloop import __version__, paths, runs
+from fixloop import __version__
 from fixloop.contracts.events import EVENT_MODELS
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.runs import lifecycle
+from fixloop.store import paths
 
 START_S = 1_765_000_000.0  # 2025-12-06T05:46:40.000Z
 START_MS = 1_765_000_000_000
@@ -26,7 +28,7 @@ def no_claude_session(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def start(root: Path, clock: FakeClock, **options: Any) -> dict[str, Any]:
     workflow = options.pop("workflow", "bugfix")
-    state: dict[str, Any] = runs.start_run(workflow, root=root, clock=clock, **options)["state"]
+    state: dict[str, Any] = lifecycle.start_run(workflow, root=root, clock=clock, **options)["state"]
     return state
 
 
@@ -56,7 +58,7 @@ def test_start_writes_state_logs_and_session_start(
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-42")
     (git_project / "src" / "app.py").write_text("changed\n")
     clock = FakeClock(START_S)
-    result = runs.start_run(
+    result = lifecycle.start_run(
         "bugfix",
         root=git_project,
         stack="frontend",
@@ -119,7 +121,7 @@ def test_start_writes_state_logs_and_session_start(
     }
     assert json.loads(paths.state_path(git_project, run_id).read_text()) == state
     assert (paths.session_index_dir(git_project) / "sess-42").read_text() == f"{run_id}\n"
-    assert runs.current_run_id(git_project) == run_id
+    assert lifecycle.current_run_id(git_project) == run_id
     events = read_events(jsonl_of(state))
     assert events == [
         {
@@ -224,7 +226,7 @@ def test_invalid_phase_error_document(git_project: Path) -> None:
 
 def test_git_unavailable_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
-    state_result = runs.start_run("review", root=tmp_path, git_base="", clock=FakeClock(START_S))
+    state_result = lifecycle.start_run("review", root=tmp_path, git_base="", clock=FakeClock(START_S))
     state = state_result["state"]
     assert state["changed_files"] == []
     assert state_result["warnings"] == [
@@ -290,7 +292,7 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
     state = start(git_project, clock, stack="backend")
     run_id = state["run_id"]
     clock.advance(1.0)
-    opened = runs.phase_start(git_project, run_id, 0, clock=clock)
+    opened = lifecycle.phase_start(git_project, run_id, 0, clock=clock)
     assert opened == {
         "run_id": run_id,
         "phase": "phase_0",
@@ -298,7 +300,7 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
         "started_at_ms": START_MS + 1000,
     }
     clock.advance(12.333)
-    closed = runs.phase_end(git_project, run_id, "0", "success", {"errors_found": 3}, clock=clock)
+    closed = lifecycle.phase_end(git_project, run_id, "0", "success", {"errors_found": 3}, clock=clock)
     assert closed == {
         "run_id": run_id,
         "phase": "phase_0",
@@ -309,7 +311,7 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
         "summary": {"errors_found": 3},
         "phases_completed": ["phase_0"],
     }
-    stored = runs.load_run(git_project, run_id)
+    stored = lifecycle.load_run(git_project, run_id)
     assert stored["open_phases"] == {}
     assert stored["phase_results"] == [
         {
@@ -352,13 +354,13 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
 def test_failed_or_skipped_phase_is_not_completed(git_project: Path) -> None:
     clock = FakeClock(START_S)
     run_id = start(git_project, clock)["run_id"]
-    runs.phase_start(git_project, run_id, 0, clock=clock)
-    runs.phase_end(git_project, run_id, 0, "failed", clock=clock)
-    runs.phase_start(git_project, run_id, 1, clock=clock)
-    runs.phase_end(git_project, run_id, 1, "skipped", clock=clock)
-    runs.phase_start(git_project, run_id, 0, clock=clock)
-    runs.phase_end(git_project, run_id, 0, "partial", clock=clock)
-    stored = runs.load_run(git_project, run_id)
+    lifecycle.phase_start(git_project, run_id, 0, clock=clock)
+    lifecycle.phase_end(git_project, run_id, 0, "failed", clock=clock)
+    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
+    lifecycle.phase_end(git_project, run_id, 1, "skipped", clock=clock)
+    lifecycle.phase_start(git_project, run_id, 0, clock=clock)
+    lifecycle.phase_end(git_project, run_id, 0, "partial", clock=clock)
+    stored = lifecycle.load_run(git_project, run_id)
     assert stored["phases_completed"] == ["phase_0"]
     assert [(item["phase"], item["status"]) for item in stored["phase_results"]] == [
         ("phase_0", "failed"),
@@ -370,28 +372,28 @@ def test_failed_or_skipped_phase_is_not_completed(git_project: Path) -> None:
 @pytest.mark.parametrize(
     ("call", "code"),
     [
-        (lambda root, rid, c: runs.phase_end(root, rid, 0, "success", clock=c), "PHASE_NOT_STARTED"),
-        (lambda root, rid, c: runs.phase_start(root, rid, 3, clock=c), "PHASE_NOT_SELECTED"),
-        (lambda root, rid, c: runs.phase_end(root, rid, 3, "success", clock=c), "PHASE_NOT_SELECTED"),
-        (lambda root, rid, c: runs.phase_start(root, rid, 9, clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: runs.phase_start(root, rid, "0,1", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: runs.phase_start(root, rid, "all", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: runs.phase_start(root, rid, "x", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: runs.phase_start(root, rid, 1, clock=c), "PHASE_ALREADY_STARTED"),
-        (lambda root, rid, c: runs.phase_end(root, rid, 1, "done", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: runs.phase_end(root, rid, 1, "success", [1], clock=c), "INVALID_SUMMARY"),
-        (lambda root, rid, c: runs.end_run(root, rid, "running", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: runs.end_run(root, rid, "dry_run_complete", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: runs.set_files(root, rid, ["../x"], clock=c), "PATH_OUTSIDE_PROJECT"),
-        (lambda root, rid, c: runs.set_files(root, rid, clock=c), "MISSING_ARGUMENT"),
-        (lambda root, rid, c: runs.phase_start(root, "../x", 0, clock=c), "INVALID_RUN_ID"),
-        (lambda root, rid, c: runs.phase_start(root, "0badc0de", 0, clock=c), "RUN_NOT_FOUND"),
+        (lambda root, rid, c: lifecycle.phase_end(root, rid, 0, "success", clock=c), "PHASE_NOT_STARTED"),
+        (lambda root, rid, c: lifecycle.phase_start(root, rid, 3, clock=c), "PHASE_NOT_SELECTED"),
+        (lambda root, rid, c: lifecycle.phase_end(root, rid, 3, "success", clock=c), "PHASE_NOT_SELECTED"),
+        (lambda root, rid, c: lifecycle.phase_start(root, rid, 9, clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: lifecycle.phase_start(root, rid, "0,1", clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: lifecycle.phase_start(root, rid, "all", clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: lifecycle.phase_start(root, rid, "x", clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: lifecycle.phase_start(root, rid, 1, clock=c), "PHASE_ALREADY_STARTED"),
+        (lambda root, rid, c: lifecycle.phase_end(root, rid, 1, "done", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: lifecycle.phase_end(root, rid, 1, "success", [1], clock=c), "INVALID_SUMMARY"),
+        (lambda root, rid, c: lifecycle.end_run(root, rid, "running", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: lifecycle.end_run(root, rid, "dry_run_complete", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: lifecycle.set_files(root, rid, ["../x"], clock=c), "PATH_OUTSIDE_PROJECT"),
+        (lambda root, rid, c: lifecycle.set_files(root, rid, clock=c), "MISSING_ARGUMENT"),
+        (lambda root, rid, c: lifecycle.phase_start(root, "../x", 0, clock=c), "INVALID_RUN_ID"),
+        (lambda root, rid, c: lifecycle.phase_start(root, "0badc0de", 0, clock=c), "RUN_NOT_FOUND"),
     ],
 )
 def test_bad_calls_leave_state_and_logs_unchanged(git_project: Path, call: Any, code: str) -> None:
     clock = FakeClock(START_S)
     run_id = start(git_project, clock, phase="0,1,2")["run_id"]
-    runs.phase_start(git_project, run_id, 1, clock=clock)
+    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
     before = snapshot(git_project)
     assert len(before) >= 4  # state, history, two logs
     with pytest.raises(FixloopError) as caught:
@@ -404,7 +406,7 @@ def test_bad_calls_leave_state_and_logs_unchanged(git_project: Path, call: Any, 
 def test_invalid_phase_on_a_run_lists_valid_values(git_project: Path) -> None:
     run_id = start(git_project, FakeClock())["run_id"]
     with pytest.raises(FixloopError) as caught:
-        runs.phase_start(git_project, run_id, "9")
+        lifecycle.phase_start(git_project, run_id, "9")
     assert caught.value.details == {
         "valid_values": ["0", "1", "2", "3", "4", "5", "all"],
         "received": "9",
@@ -419,12 +421,12 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
     clock = FakeClock(START_S)
     state = start(git_project, clock)
     run_id = state["run_id"]
-    runs.phase_start(git_project, run_id, 0, clock=clock)
+    lifecycle.phase_start(git_project, run_id, 0, clock=clock)
     clock.advance(2)
-    runs.phase_end(git_project, run_id, 0, "success", clock=clock)
-    runs.phase_start(git_project, run_id, 1, clock=clock)
+    lifecycle.phase_end(git_project, run_id, 0, "success", clock=clock)
+    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
     clock.advance(546)
-    ended = runs.end_run(git_project, run_id, "partial", {"files_changed": 2}, clock=clock)
+    ended = lifecycle.end_run(git_project, run_id, "partial", {"files_changed": 2}, clock=clock)
     assert ended == {
         "run_id": run_id,
         "status": "partial",
@@ -433,7 +435,7 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
         "open_phases": [1],
         "summary": {"files_changed": 2},
     }
-    stored = runs.load_run(git_project, run_id)
+    stored = lifecycle.load_run(git_project, run_id)
     assert (stored["status"], stored["ended_at_ms"], stored["summary"]) == (
         "partial",
         START_MS + 548000,
@@ -454,10 +456,10 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
 
     before = snapshot(git_project)
     calls: list[Callable[[], object]] = [
-        lambda: runs.end_run(git_project, run_id, "success", clock=clock),
-        lambda: runs.phase_start(git_project, run_id, 0, clock=clock),
-        lambda: runs.phase_end(git_project, run_id, 1, "success", clock=clock),
-        lambda: runs.set_files(git_project, run_id, ["a.py"], clock=clock),
+        lambda: lifecycle.end_run(git_project, run_id, "success", clock=clock),
+        lambda: lifecycle.phase_start(git_project, run_id, 0, clock=clock),
+        lambda: lifecycle.phase_end(git_project, run_id, 1, "success", clock=clock),
+        lambda: lifecycle.set_files(git_project, run_id, ["a.py"], clock=clock),
     ]
     for again in calls:
         with pytest.raises(FixloopError) as caught:
@@ -468,16 +470,16 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
 
 def test_dry_run_complete_needs_a_dry_run(git_project: Path) -> None:
     run_id = start(git_project, FakeClock(), dry_run=True)["run_id"]
-    assert runs.end_run(git_project, run_id, "dry_run_complete")["status"] == "dry_run_complete"
+    assert lifecycle.end_run(git_project, run_id, "dry_run_complete")["status"] == "dry_run_complete"
 
 
 def test_end_after_three_recorded_errors_still_works(git_project: Path) -> None:
     run_id = start(git_project, FakeClock())["run_id"]
-    store = runs.store_for(git_project, run_id)
+    store = lifecycle.store_for(git_project, run_id)
     for number in range(3):
         store.record_error("review", f"boom {number}")
-    assert runs.load_run(git_project, run_id)["status"] == "failed"
-    assert runs.end_run(git_project, run_id, "failed")["status"] == "failed"
+    assert lifecycle.load_run(git_project, run_id)["status"] == "failed"
+    assert lifecycle.end_run(git_project, run_id, "failed")["status"] == "failed"
 
 
 # ---- files, loading, logs --------------------------------------------------------------------------
@@ -488,17 +490,19 @@ def test_set_files_from_git_and_explicit(git_project: Path) -> None:
     state = start(git_project, clock)
     run_id = state["run_id"]
     (git_project / "README.md").write_text("new\n")
-    assert runs.set_files(git_project, run_id, git_base="", clock=clock) == {
+    assert lifecycle.set_files(git_project, run_id, git_base="", clock=clock) == {
         "run_id": run_id,
         "changed_files": ["README.md"],
         "base_ref": "HEAD",
         "warnings": [],
     }
-    assert runs.set_files(git_project, run_id, ["b.py", "a.py", "a.py"], clock=clock)["changed_files"] == [
+    assert lifecycle.set_files(git_project, run_id, ["b.py", "a.py", "a.py"], clock=clock)[
+        "changed_files"
+    ] == [
         "a.py",
         "b.py",
     ]
-    stored = runs.load_run(git_project, run_id)
+    stored = lifecycle.load_run(git_project, run_id)
     assert (stored["changed_files"], stored["base_ref"]) == (["a.py", "b.py"], None)
     events = read_events(jsonl_of(state))
     assert [event["summary"] for event in events if event["type"] == "DATA_COLLECTED"] == [
@@ -511,7 +515,7 @@ def test_set_files_without_git_keeps_the_files(tmp_path: Path) -> None:
     state = start(tmp_path, FakeClock(), changed_files=["a.py"])
     before = snapshot(tmp_path)
     with pytest.raises(FixloopError) as caught:
-        runs.set_files(tmp_path, state["run_id"], git_base="")
+        lifecycle.set_files(tmp_path, state["run_id"], git_base="")
     assert (caught.value.code, caught.value.exit_code) == ("GIT_UNAVAILABLE", 1)
     assert snapshot(tmp_path) == before
 
@@ -527,7 +531,7 @@ def test_git_diff_before_the_first_commit(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad", ["../x", "a;b", "/etc/passwd", "ABCDEF12", "0123abc", ""])
 def test_load_run_checks_the_id(git_project: Path, bad: str) -> None:
     with pytest.raises(FixloopError) as caught:
-        runs.load_run(git_project, bad)
+        lifecycle.load_run(git_project, bad)
     assert caught.value.code == "INVALID_RUN_ID"
 
 
@@ -538,23 +542,23 @@ def test_load_run_refuses_a_state_naming_another_run(git_project: Path) -> None:
     target.mkdir(parents=True)
     (target / "state.json").write_bytes((source / "state.json").read_bytes())
     with pytest.raises(FixloopError) as caught:
-        runs.load_run(git_project, "0badc0de")
+        lifecycle.load_run(git_project, "0badc0de")
     assert caught.value.code == "STATE_INVALID"
 
 
 def test_current_run_without_session(git_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(FixloopError) as caught:
-        runs.current_run_id(git_project)
+        lifecycle.current_run_id(git_project)
     assert caught.value.code == "NO_SESSION"
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "unbound")
     with pytest.raises(FixloopError) as caught:
-        runs.current_run_id(git_project)
+        lifecycle.current_run_id(git_project)
     assert caught.value.code == "NO_CURRENT_RUN"
 
 
 def test_run_log_of_a_run_without_logging_writes_nothing(git_project: Path) -> None:
     state = start(git_project, FakeClock(), log=False)
-    log = runs.run_log(state)
+    log = lifecycle.run_log(state)
     assert (log.jsonl_path, log.text_path, log.session_id) == (None, None, state["run_id"])
     assert log.emit("I", "WARNING", code="X", message="y") is not None
     assert not (git_project / ".claude" / "logs").exists()
@@ -562,7 +566,7 @@ def test_run_log_of_a_run_without_logging_writes_nothing(git_project: Path) -> N
 
 def test_run_log_respects_the_level(git_project: Path) -> None:
     state = start(git_project, FakeClock())
-    log = runs.run_log(state)
+    log = lifecycle.run_log(state)
     assert log.level == "info"
     assert log.emit("D", "AGENT_IO", agent="a", direction="input", content="x") is None
     assert [event["type"] for event in read_events(jsonl_of(state))] == ["SESSION_START"]
@@ -574,10 +578,10 @@ CLOSE_PHASE = """
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from fixloop import runs
-from fixloop.errors import FixloopError
+from fixloop.runs import lifecycle
+from fixloop.core.errors import FixloopError
 try:
-    runs.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")
+    lifecycle.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")
 except FixloopError as error:
     print(error.code)
 else:
@@ -585,8 +589,8 @@ else:
 """
 
 OPEN_PHASE = CLOSE_PHASE.replace(
-    'runs.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")',
-    "runs.phase_start(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]))",
+    'lifecycle.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")',
+    "lifecycle.phase_start(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]))",
 )
 
 
@@ -613,10 +617,10 @@ def run_parallel(script: str, root: Path, run_id: str, phases: list[int]) -> lis
 def test_concurrent_phase_ends_close_a_phase_once(git_project: Path) -> None:
     state = start(git_project, FakeClock(), workflow="pr-review")
     run_id = state["run_id"]
-    runs.phase_start(git_project, run_id, 0)
+    lifecycle.phase_start(git_project, run_id, 0)
     outputs = run_parallel(CLOSE_PHASE, git_project, run_id, [0] * 6)
     assert sorted(outputs) == ["OK", *["PHASE_NOT_STARTED"] * 5]
-    stored = runs.load_run(git_project, run_id)
+    stored = lifecycle.load_run(git_project, run_id)
     assert len(stored["phase_results"]) == 1
     assert stored["phases_completed"] == ["phase_0"]
     events = read_events(jsonl_of(state))
@@ -628,7 +632,9 @@ def test_concurrent_phase_starts_all_land(git_project: Path) -> None:
     run_id = state["run_id"]
     outputs = run_parallel(OPEN_PHASE, git_project, run_id, list(range(8)))
     assert outputs == ["OK"] * 8
-    assert sorted(runs.load_run(git_project, run_id)["open_phases"]) == [str(number) for number in range(8)]
+    assert sorted(lifecycle.load_run(git_project, run_id)["open_phases"]) == [
+        str(number) for number in range(8)
+    ]
     events = read_events(jsonl_of(state))
     assert sorted(event["phase"] for event in events if event["type"] == "PHASE_START") == [
         f"phase_{number}" for number in range(8)

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from fixloop.errors import FixloopError
-from fixloop.schemagen import (
+from fixloop.contracts.schemagen import (
     SCHEMA_DIR,
     build_schema,
     drifted,
@@ -26,7 +25,8 @@ from fixloop.schemagen import (
     schema_path,
     write,
 )
-from fixloop.validation import KIND_EXAMPLES, KINDS, validate_document
+from fixloop.contracts.validation import KIND_EXAMPLES, KINDS, validate_document
+from fixloop.core.errors import FixloopError
 
 jsonschema: Any = importlib.import_module("jsonschema")  # typed as Any: no stubs needed
 
@@ -40,7 +40,9 @@ def validator(kind: str) -> Any:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_checked_in_schema_matches_the_models(kind: str) -> None:
     checked_in = schema_path(kind).read_text(encoding="utf-8")
-    assert checked_in == render(build_schema(kind)), f"regenerate: python -m fixloop.schemagen ({kind})"
+    assert checked_in == render(build_schema(kind)), (
+        f"regenerate: python -m fixloop.contracts.schemagen ({kind})"
+    )
 
 
 def test_no_schema_files_of_unknown_kinds() -> None:
@@ -108,12 +110,15 @@ def test_module_entry_point(tmp_path: Path) -> None:
     directory = _copy_schemas(tmp_path)
     schema_path("verifier", directory).write_text("{}\n")
     env = {**os.environ, "PYTHONPATH": str(LIB)}
-    command = [sys.executable, "-m", "fixloop.schemagen", "--check", "--dir", str(directory)]
+    command = [sys.executable, "-m", "fixloop.contracts.schemagen", "--check", "--dir", str(directory)]
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 1
     assert result.stdout == f"drifted: {schema_path('verifier', directory)}\n"
     clean = subprocess.run(
-        [sys.executable, "-m", "fixloop.schemagen", "--check"], capture_output=True, env=env, check=False
+        [sys.executable, "-m", "fixloop.contracts.schemagen", "--check"],
+        capture_output=True,
+        env=env,
+        check=False,
     )
     assert clean.returncode == 0
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from helpers_runs import git, sha256_tree
 
-from fixloop import snapshot
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.store import snapshot
 
 
 @pytest.fixture

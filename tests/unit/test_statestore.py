@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from fixloop.errors import FixloopError
-from fixloop.locking import file_lock
-from fixloop.statestore import StateStore, atomic_write_bytes, minimal_run_state_errors
+from fixloop.core.errors import FixloopError
+from fixloop.store.locking import file_lock
+from fixloop.store.statestore import StateStore, atomic_write_bytes, minimal_run_state_errors
 
 T0 = 1733495452.123  # 2024-12-06T14:30:52.123Z
 

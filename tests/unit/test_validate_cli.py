@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fixloop.schemagen
-from fixloop.cli_validate import schema, validate
-from fixloop.schemagen import SCHEMA_DIR
-from fixloop.validation import KIND_EXAMPLES, KINDS, validate_document
+import fixloop.contracts.schemagen
+from fixloop.cli.validate import schema, validate
+from fixloop.contracts.schemagen import SCHEMA_DIR
+from fixloop.contracts.validation import KIND_EXAMPLES, KINDS, validate_document
 
 LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 KNOWN_CODES = {
@@ -291,14 +291,14 @@ def test_file_problems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_schema_disagreement_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fixloop.schemagen.load_schema
+    real = fixloop.contracts.schemagen.load_schema
 
     def stricter(kind: str, directory: Path = SCHEMA_DIR) -> dict[str, Any]:
         loaded = real(kind, directory)
         loaded["properties"]["agent"] = {"const": "someone-else"}
         return loaded
 
-    monkeypatch.setattr(fixloop.schemagen, "load_schema", stricter)
+    monkeypatch.setattr(fixloop.contracts.schemagen, "load_schema", stricter)
     code, printed = invoke(validate, ["reviewer"], json.dumps(example("reviewer")).encode())
     assert code == 70
     assert printed == {
@@ -306,7 +306,7 @@ def test_schema_disagreement_is_an_internal_error(monkeypatch: pytest.MonkeyPatc
         "error": {
             "code": "INTERNAL_ERROR",
             "message": "The reviewer document passed the pydantic contract but not the checked-in JSON "
-            "Schema (regenerate the schemas with `python -m fixloop.schemagen`).",
+            "Schema (regenerate the schemas with `python -m fixloop.contracts.schemagen`).",
             "kind": "reviewer",
             "schema_errors": [{"path": "$.agent", "message": "'someone-else' was expected"}],
         },
@@ -384,7 +384,7 @@ def test_schema_of_an_unknown_kind() -> None:
 
 
 def test_schema_file_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(fixloop.schemagen, "SCHEMA_DIR", tmp_path)
+    monkeypatch.setattr(fixloop.contracts.schemagen, "SCHEMA_DIR", tmp_path)
 
     def from_tmp(kind: str, directory: Path = tmp_path) -> dict[str, Any]:
         return {}
@@ -392,9 +392,9 @@ def test_schema_file_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     def path_in_tmp(kind: str, directory: Path = tmp_path) -> Path:
         return tmp_path / f"{kind}.schema.json"
 
-    monkeypatch.setattr(fixloop.schemagen, "schema_path", path_in_tmp)
+    monkeypatch.setattr(fixloop.contracts.schemagen, "schema_path", path_in_tmp)
     monkeypatch.setattr(
-        fixloop.schemagen,
+        fixloop.contracts.schemagen,
         "load_schema",
         lambda kind, directory=tmp_path: json.loads(path_in_tmp(kind).read_text()),
     )

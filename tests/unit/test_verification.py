@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from helpers_runs import FakeClock, read_events, sha256_tree
 
-from fixloop import runs, verification
 from fixloop.cli import cli
 from fixloop.contracts.coordinator import Verification
 from fixloop.contracts.events import EVENT_MODELS
-from fixloop.errors import FixloopError
+from fixloop.core.errors import FixloopError
+from fixloop.runs import lifecycle, verification
 
 START_S = 1_765_000_000.0
 
@@ -26,7 +26,7 @@ def configure(root: Path, **config: Any) -> None:
 
 
 def new_run(root: Path, clock: FakeClock, files: list[str] | None = None) -> dict[str, Any]:
-    state: dict[str, Any] = runs.start_run(
+    state: dict[str, Any] = lifecycle.start_run(
         "review", root=root, changed_files=["src/app.py"] if files is None else files, clock=clock
     )["state"]
     return state
@@ -34,8 +34,8 @@ def new_run(root: Path, clock: FakeClock, files: list[str] | None = None) -> dic
 
 @pytest.fixture(autouse=True)
 def no_review_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests run without fixloop.review_state unless they install a fake one."""
-    monkeypatch.setitem(sys.modules, "fixloop.review_state", None)
+    """Tests run without fixloop.review.machine unless they install a fake one."""
+    monkeypatch.setitem(sys.modules, "fixloop.review.machine", None)
 
 
 def test_steps_run_in_order_and_report(git_project: Path) -> None:
@@ -173,7 +173,7 @@ def test_result_is_stored_and_logged(git_project: Path) -> None:
     clock = FakeClock(START_S)
     state = new_run(git_project, clock, files=["a.py", "b.py"])
     result = verification.verify_run(git_project, state["run_id"], clock=clock)
-    stored = runs.load_run(git_project, state["run_id"])
+    stored = lifecycle.load_run(git_project, state["run_id"])
     assert stored["verification"] == {key: value for key, value in result.items() if key != "run_id"}
     events = read_events(state["logging"]["log_files"]["jsonl"])
     assert [{k: v for k, v in event.items() if k != "ts"} for event in events[1:]] == [
@@ -201,15 +201,15 @@ def test_review_state_hook_is_called_inside_the_update(
         calls.append((state["run_id"], result))
         state["review"]["gate"] = result["status"]
 
-    module = types.ModuleType("fixloop.review_state")
+    module = types.ModuleType("fixloop.review.machine")
     module.attach_verification = attach_verification  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fixloop.review_state", module)
+    monkeypatch.setitem(sys.modules, "fixloop.review.machine", module)
     configure(git_project, test_command="true")
     clock = FakeClock(START_S)
     run_id = new_run(git_project, clock)["run_id"]
     result = verification.verify_run(git_project, run_id, clock=clock)
     assert calls == [(run_id, {key: value for key, value in result.items() if key != "run_id"})]
-    assert runs.load_run(git_project, run_id)["review"] == {"gate": "passed"}
+    assert lifecycle.load_run(git_project, run_id)["review"] == {"gate": "passed"}
 
 
 def test_a_refusing_hook_leaves_the_state_unchanged(
@@ -218,9 +218,9 @@ def test_a_refusing_hook_leaves_the_state_unchanged(
     def attach_verification(state: dict[str, Any], result: dict[str, Any]) -> None:
         raise FixloopError("NOT_EXPECTED", "no verification is due")
 
-    module = types.ModuleType("fixloop.review_state")
+    module = types.ModuleType("fixloop.review.machine")
     module.attach_verification = attach_verification  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fixloop.review_state", module)
+    monkeypatch.setitem(sys.modules, "fixloop.review.machine", module)
     configure(git_project, test_command="true")
     clock = FakeClock(START_S)
     run_id = new_run(git_project, clock)["run_id"]
@@ -235,24 +235,26 @@ def test_a_refusing_hook_leaves_the_state_unchanged(
 def test_the_real_review_state_takes_the_initial_gate(
     git_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(sys.modules, "fixloop.review_state")
-    review_state = pytest.importorskip("fixloop.review_state")
+    monkeypatch.delitem(sys.modules, "fixloop.review.machine")
+    review_state = pytest.importorskip("fixloop.review.machine")
     configure(git_project, test_command="true")
     clock = FakeClock(START_S)
     run_id = new_run(git_project, clock)["run_id"]
-    assert review_state.verification_slot(runs.load_run(git_project, run_id)) is None  # not asked for yet
+    assert (
+        review_state.verification_slot(lifecycle.load_run(git_project, run_id)) is None
+    )  # not asked for yet
     asked = CliRunner().invoke(cli, ["review", "next", run_id])
     assert json.loads(asked.output)["action"] == "verify", asked.output
-    assert review_state.verification_slot(runs.load_run(git_project, run_id)) == "initial"
+    assert review_state.verification_slot(lifecycle.load_run(git_project, run_id)) == "initial"
     verification.verify_run(git_project, run_id, clock=clock)
-    assert review_state.verification_slot(runs.load_run(git_project, run_id)) is None
+    assert review_state.verification_slot(lifecycle.load_run(git_project, run_id)) is None
 
 
 def test_an_ended_run_is_not_verified(git_project: Path) -> None:
     configure(git_project, test_command="touch ran.txt")
     clock = FakeClock(START_S)
     run_id = new_run(git_project, clock)["run_id"]
-    runs.end_run(git_project, run_id, "success", clock=clock)
+    lifecycle.end_run(git_project, run_id, "success", clock=clock)
     before = sha256_tree(git_project / ".claude")
     with pytest.raises(FixloopError) as caught:
         verification.verify_run(git_project, run_id, clock=clock)

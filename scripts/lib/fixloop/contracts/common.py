@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from fixloop.agent_names import CONTRACTED_AGENTS
-from fixloop.agent_names import FIXER_AGENT as FIXER_AGENT
-from fixloop.agent_names import REVIEWER_AGENTS as REVIEWER_AGENTS
-from fixloop.agent_names import VERIFIER_AGENT as VERIFIER_AGENT
+from fixloop.core.agent_names import CONTRACTED_AGENTS
+from fixloop.core.agent_names import FIXER_AGENT as FIXER_AGENT
+from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWER_AGENTS
+from fixloop.core.agent_names import VERIFIER_AGENT as VERIFIER_AGENT
 
 RECORDABLE_AGENTS = CONTRACTED_AGENTS
 

@@ -1,0 +1,43 @@
+"""How every CLI command prints its answer: one JSON document on stdout, never a traceback."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, ParamSpec, TypeVar
+
+from fixloop.core.errors import FixloopError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def fail(error: FixloopError) -> NoReturn:
+    print_json(error.to_document())
+    raise SystemExit(error.exit_code)
+
+
+def json_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn FixloopError and any unexpected exception into a JSON error document and a non-zero exit."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except FixloopError as error:
+            fail(error)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except OSError as error:
+            fail(FixloopError("IO_ERROR", f"{error.strerror or error}: {error.filename or ''}".strip(": ")))
+        except Exception as error:  # the CLI contract: no traceback ever reaches a caller
+            fail(FixloopError("INTERNAL_ERROR", f"{type(error).__name__}: {error}", exit_code=70))
+
+    return wrapper

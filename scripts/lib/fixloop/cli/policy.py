@@ -1,0 +1,85 @@
+"""`fixloop policy retry|confidence|quality`: the loop's decision rules, one JSON answer each.
+
+A decision is data, not a failed check: these commands exit 0 whatever they decide (2 for bad input).
+"""
+
+from __future__ import annotations
+
+import click
+
+from fixloop.cli.output import json_errors, print_json
+from fixloop.cli.run import parse_json_object
+from fixloop.core.errors import FixloopError
+from fixloop.core.ids import check_run_id
+from fixloop.review import policy as rules
+from fixloop.runs import lifecycle
+from fixloop.store import paths
+
+
+def parse_int(text: str, name: str, code: str = "INVALID_ARGUMENT") -> int:
+    value = text.strip()
+    digits = value[1:] if value[:1] in "+-" else value
+    if not digits.isascii() or not digits.isdigit():
+        raise FixloopError(
+            code, f"Invalid {name} {text!r}: expected an integer.", argument=name, received=text
+        )
+    return int(value)
+
+
+@click.group("policy")
+def policy() -> None:
+    """Retry, confidence and quality decisions (the coordinator patterns' numbers)."""
+
+
+@policy.command("retry")
+@click.argument("code")
+@click.option("--attempt", required=True, metavar="N", help="The attempt that failed (1 = the first call).")
+@click.option("--previous-error", "previous", multiple=True, metavar="CODE", help="Earlier attempts' codes.")
+@json_errors
+def retry(code: str, attempt: str, previous: tuple[str, ...]) -> None:
+    """Should a call that failed with CODE be retried?"""
+    print_json(rules.retry_decision(code, parse_int(attempt, "attempt"), list(previous)))
+
+
+@policy.command("quality")
+@click.argument("score")
+@click.option("--attempt", default="1", metavar="N", help="The review attempt that was scored (1 = first).")
+@click.option("--max-retries", default=str(rules.MAX_QUALITY_RETRIES), metavar="N")
+@json_errors
+def quality(score: str, attempt: str, max_retries: str) -> None:
+    """Does a review quality SCORE pass (>= 50), and is another review due?"""
+    print_json(
+        rules.quality_decision(
+            parse_int(score, "score", "INVALID_SCORE"),
+            parse_int(attempt, "attempt"),
+            parse_int(max_retries, "max_retries"),
+        )
+    )
+
+
+@policy.command("confidence")
+@click.argument("score")
+@click.option("--run", "run_id", default=None, metavar="RUN", help="Log a CONFIDENCE_DECISION in this run.")
+@click.option("--phase", default=None, metavar="N", help="With --run: the phase the decision belongs to.")
+@click.option("--factors", default=None, metavar="JSON", help="With --run: a JSON object of factor scores.")
+@json_errors
+def confidence(score: str, run_id: str | None, phase: str | None, factors: str | None) -> None:
+    """auto_continue (>= 60), ask_user (>= 40) or stop."""
+    decision = rules.confidence_decision(parse_int(score, "score", "INVALID_SCORE"))
+    if run_id is None:
+        if phase is not None or factors is not None:
+            raise FixloopError("USAGE_ERROR", "--phase and --factors go with --run.")
+        print_json(decision)
+        return
+    check_run_id(run_id)
+    factor_doc = parse_json_object(factors, "--factors")
+    root = paths.project_root()
+    state = lifecycle.load_run(root, run_id)
+    lifecycle.require_running(state)
+    fields = dict(decision)
+    if phase is not None:
+        fields["phase"] = lifecycle.phase_key(lifecycle.parse_phase_number(str(state["workflow"]), phase))
+    if factor_doc is not None:
+        fields["factors"] = factor_doc
+    event = lifecycle.run_log(state).emit("X", "CONFIDENCE_DECISION", **fields)
+    print_json({**decision, "run_id": run_id, "logged": event is not None})

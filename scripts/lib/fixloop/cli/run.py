@@ -1,0 +1,244 @@
+"""`fixloop run ...` (a run's life: start, phases, files, end) and `fixloop phases`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fixloop.cli.output import json_errors, print_json
+from fixloop.core.errors import FixloopError
+from fixloop.core.ids import check_run_id
+from fixloop.runs import lifecycle
+from fixloop.runs.phases import describe_phases
+from fixloop.store import paths
+
+
+def project() -> Path:
+    return paths.project_root()
+
+
+def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FixloopError(
+            "INVALID_JSON",
+            f"{option} is not valid JSON: {error.msg} (column {error.colno}).",
+            argument=option,
+            parse_error=str(error),
+        ) from None
+    if not isinstance(value, dict):
+        raise FixloopError(
+            "INVALID_SUMMARY",
+            f"{option} must be a JSON object.",
+            argument=option,
+            received_type=type(value).__name__,
+        )
+    return value
+
+
+def gather_files(
+    changed_files: tuple[str, ...], files_from: str | None, extra: tuple[str, ...]
+) -> list[str] | None:
+    """--changed-files F (repeatable; more names may follow), --changed-files-from FILE|- (one per line)."""
+    if extra and not changed_files:
+        raise FixloopError(
+            "UNEXPECTED_ARGUMENT",
+            f"Unexpected argument(s): {' '.join(extra)}.",
+            received=list(extra),
+            suggestion="List files after --changed-files.",
+        )
+    if not changed_files and files_from is None:
+        return None
+    files = [*changed_files, *extra]
+    if files_from is not None:
+        if files_from == "-":
+            text = sys.stdin.read()
+        else:
+            source = paths.resolve_inside(project(), files_from)
+            try:
+                text = source.read_text(encoding="utf-8")
+            except OSError as error:
+                raise FixloopError(
+                    "FILE_UNREADABLE", f"Cannot read {source}: {error.strerror or error}.", path=str(source)
+                ) from None
+        files.extend(line.strip() for line in text.splitlines() if line.strip())
+    return files
+
+
+def _files_options(command: Any) -> Any:
+    command = click.argument("extra_files", nargs=-1, metavar="[FILE]...")(command)
+    command = click.option(
+        "--changed-files-from",
+        "files_from",
+        metavar="FILE|-",
+        help="Read changed files from FILE (one per line; - = stdin).",
+    )(command)
+    command = click.option(
+        "--changed-files", "changed_files", multiple=True, metavar="FILE", help="A changed file (repeatable)."
+    )(command)
+    command = click.option(
+        "--git-diff",
+        "git_base",
+        is_flag=False,
+        flag_value="HEAD",
+        default=None,
+        metavar="[BASE]",
+        help="Take changed files from git against BASE (default HEAD), plus staged and untracked files.",
+    )(command)
+    return command
+
+
+@click.command("phases")
+@click.argument("workflow")
+@click.argument("argument", required=False)
+@json_errors
+def phases(workflow: str, argument: str | None) -> None:
+    """Show a workflow's phases and which ones ARGUMENT (e.g. 0,1 or all) selects."""
+    print_json(describe_phases(workflow, argument))
+
+
+@click.group("run")
+def run() -> None:
+    """Create and follow a workflow run (state under .claude/fixloop/runs/<run_id>/)."""
+
+
+@run.command("start")
+@click.option("--workflow", required=True, help="bugfix, pr-review, ci-job, execute-plan or review.")
+@click.option("--stack", default=None, help="frontend, backend, e2e or mixed.")
+@click.option("--phase", "phase", default=None, help="Phases to run: all, N, or N,M,...")
+@click.option("--dry-run", is_flag=True, default=False)
+@click.option("--log/--no-log", "log", default=None, help="Write the run logs (default: on).")
+@click.option("--level", default=None, help="Log level: info or debug.")
+@click.option("--config", "config_file", default=None, metavar="FILE", help="A JSON file of loop settings.")
+@click.option(
+    "--args", "raw_args", default=None, metavar="TEXT", help="The slash command's $ARGUMENTS string."
+)
+@click.option("--command", "command_text", default=None, metavar="TEXT", help="The slash command as typed.")
+@_files_options
+@json_errors
+def start(
+    workflow: str,
+    stack: str | None,
+    phase: str | None,
+    dry_run: bool,
+    log: bool | None,
+    level: str | None,
+    config_file: str | None,
+    raw_args: str | None,
+    command_text: str | None,
+    git_base: str | None,
+    changed_files: tuple[str, ...],
+    files_from: str | None,
+    extra_files: tuple[str, ...],
+) -> None:
+    """Start a run: state, logs, SESSION_START, and the Claude Code session binding."""
+    root = project()
+    files = gather_files(changed_files, files_from, extra_files)
+    started = lifecycle.start_run(
+        workflow,
+        root=root,
+        stack=stack,
+        phase=phase,
+        dry_run=dry_run,
+        log=log,
+        level=level,
+        config_file=config_file,
+        raw_args=raw_args,
+        command=command_text,
+        changed_files=files,
+        git_base=git_base,
+    )
+    print_json(
+        {
+            **lifecycle.describe_run(started["state"], root),
+            "free_text": started["free_text"],
+            "warnings": started["warnings"],
+        }
+    )
+
+
+@run.command("show")
+@click.argument("run_id")
+@json_errors
+def show(run_id: str) -> None:
+    """Print a run's state."""
+    print_json(lifecycle.load_run(project(), check_run_id(run_id)))
+
+
+@run.command("current")
+@json_errors
+def current() -> None:
+    """Print the state of the run bound to $CLAUDE_CODE_SESSION_ID."""
+    root = project()
+    print_json(lifecycle.load_run(root, lifecycle.current_run_id(root)))
+
+
+@run.command("phase")
+@click.argument("run_id")
+@click.option("--start", "start_phase", default=None, metavar="N")
+@click.option("--end", "end_phase", default=None, metavar="N")
+@click.option(
+    "--status", default=None, help="With --end: success, partial, failed, skipped or user_cancelled."
+)
+@click.option("--summary", default=None, metavar="JSON", help="With --end: a JSON object for PHASE_END.")
+@json_errors
+def phase(
+    run_id: str, start_phase: str | None, end_phase: str | None, status: str | None, summary: str | None
+) -> None:
+    """Start (--start N) or end (--end N --status S) a phase; PHASE_START / PHASE_END are logged."""
+    check_run_id(run_id)
+    if (start_phase is None) == (end_phase is None):
+        raise FixloopError(
+            "USAGE_ERROR", "Give exactly one of --start N and --end N.", arguments=["--start", "--end"]
+        )
+    root = project()
+    if start_phase is not None:
+        if status is not None or summary is not None:
+            raise FixloopError("USAGE_ERROR", "--status and --summary go with --end, not --start.")
+        print_json(lifecycle.phase_start(root, run_id, start_phase))
+        return
+    assert end_phase is not None
+    if status is None:
+        raise FixloopError(
+            "USAGE_ERROR",
+            "--end needs --status.",
+            valid_values=list(lifecycle.PHASE_STATUSES),
+        )
+    details = parse_json_object(summary, "--summary")
+    print_json(lifecycle.phase_end(root, run_id, end_phase, status, details))
+
+
+@run.command("end")
+@click.argument("run_id")
+@click.option("--status", required=True, help="success, partial, failed, user_cancelled or dry_run_complete.")
+@click.option("--summary", default=None, metavar="JSON", help="A JSON object for SESSION_END.")
+@json_errors
+def end(run_id: str, status: str, summary: str | None) -> None:
+    """End a run with a final status; SESSION_END is logged."""
+    check_run_id(run_id)
+    details = parse_json_object(summary, "--summary")
+    print_json(lifecycle.end_run(project(), run_id, status, details))
+
+
+@run.command("files")
+@click.argument("run_id")
+@_files_options
+@json_errors
+def files(
+    run_id: str,
+    git_base: str | None,
+    changed_files: tuple[str, ...],
+    files_from: str | None,
+    extra_files: tuple[str, ...],
+) -> None:
+    """Replace a run's changed files (from git, or listed)."""
+    check_run_id(run_id)
+    listed = gather_files(changed_files, files_from, extra_files)
+    print_json(lifecycle.set_files(project(), run_id, listed, git_base))

@@ -1,0 +1,21 @@
+"""`fixloop verify RUN`: run the configured tests, lint and typecheck commands and record the result."""
+
+from __future__ import annotations
+
+import click
+
+from fixloop.cli.output import json_errors, print_json
+from fixloop.core.ids import check_run_id
+from fixloop.runs.verification import verify_run
+from fixloop.store import paths
+
+
+@click.command("verify")
+@click.argument("run_id")
+@json_errors
+def verify(run_id: str) -> None:
+    """Run tests, lint and typecheck (in that order); exit 1 when a step failed or timed out."""
+    result = verify_run(paths.project_root(), check_run_id(run_id))
+    print_json(result)
+    if result["status"] == "failed":
+        raise SystemExit(1)

@@ -1,0 +1,1 @@
+"""Ids, errors, the JSON codec, redaction and agent names: standard library only, no fixloop imports."""

@@ -1,0 +1,1 @@
+"""What a run reports: coordinator JSON, simple array, Markdown, SARIF, and log queries."""

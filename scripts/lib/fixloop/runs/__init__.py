@@ -1,0 +1,1 @@
+"""A workflow run's life: arguments, configuration, phases, start and end, git files, verification."""

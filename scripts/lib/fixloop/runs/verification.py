@@ -1,0 +1,197 @@
+"""Run the project's verification commands (tests, lint, typecheck, in that order) and record the result.
+
+Each configured command runs through the shell in the project directory, with no standard input, in a
+process group of its own (so a timeout kills everything it started), its output going to a temporary file
+(so a background child that keeps the output open cannot hang us). Steps do not stop each other: every
+configured step runs and reports.
+
+A step: {status passed|failed|skipped|timeout, duration_ms, exit_code, command, output_tail, reason}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from fixloop.core.redact import redact
+from fixloop.runs import lifecycle
+from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
+from fixloop.store.logwriter import utc_timestamp_ms
+
+Clock = Callable[[], float]
+OUTPUT_TAIL_CHARS = 2000
+# Read (and redact) a wider window than we keep, so a secret cut by the tail's start is still masked.
+_READ_WINDOW_BYTES = 64 * 1024
+STEP_NAMES: tuple[str, ...] = tuple(COMMAND_FIELDS)  # tests, lint, typecheck
+
+
+def _skipped(command: str | None, reason: str) -> dict[str, Any]:
+    return {
+        "status": "skipped",
+        "duration_ms": None,
+        "exit_code": None,
+        "command": command,
+        "output_tail": None,
+        "reason": reason,
+    }
+
+
+def output_tail(handle: BinaryIO, limit: int = OUTPUT_TAIL_CHARS) -> str:
+    """The last `limit` characters of what was written to `handle`, secrets masked."""
+    handle.flush()
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - _READ_WINDOW_BYTES))
+    text = handle.read().decode("utf-8", "replace")
+    return redact(text)[-limit:]
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> dict[str, Any]:
+    """Run one shell command; never raises for the command's own failure."""
+    with tempfile.TemporaryFile() as output:
+        started = lifecycle.now_ms(clock)
+        try:
+            process = subprocess.Popen(
+                command,
+                shell=True,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            return {
+                "status": "failed",
+                "duration_ms": max(0, lifecycle.now_ms(clock) - started),
+                "exit_code": None,
+                "command": command,
+                "output_tail": None,
+                "reason": f"cannot start: {error.strerror or error}",
+            }
+        try:
+            exit_code: int | None = process.wait(timeout=timeout_seconds)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            exit_code = None
+        except BaseException:
+            _kill_group(process)
+            raise
+        else:
+            # The shell is done; end anything it left behind in its group (a stray background job).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        duration = max(0, lifecycle.now_ms(clock) - started)
+        tail = output_tail(output)
+    if exit_code is None:
+        status, reason = "timeout", f"timed out after {timeout_seconds:g}s"
+    elif exit_code == 0:
+        status, reason = "passed", None
+    else:
+        status, reason = "failed", f"exit code {exit_code}"
+    return {
+        "status": status,
+        "duration_ms": duration,
+        "exit_code": exit_code,
+        "command": command,
+        "output_tail": tail,
+        "reason": reason,
+    }
+
+
+def overall_status(steps: Mapping[str, Mapping[str, Any]]) -> str:
+    statuses = [steps[name]["status"] for name in STEP_NAMES]
+    if any(status in ("failed", "timeout") for status in statuses):
+        return "failed"
+    if all(status == "skipped" for status in statuses):
+        return "skipped"
+    return "passed"
+
+
+def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, Any]:
+    """Run the run's configured commands and log REVIEW_VERIFICATION_START/END; does not touch the state."""
+    clock = clock or lifecycle.default_clock
+    config = config_from_dump(state.get("config"))
+    project = Path(str(state["project_dir"]))
+    changed = state.get("changed_files")
+    files_count = len(changed) if isinstance(changed, list) else 0
+    log = lifecycle.run_log(state, clock)
+    log.emit("I", "REVIEW_VERIFICATION_START", files_count=files_count)
+    started = lifecycle.now_ms(clock)
+    steps: dict[str, dict[str, Any]] = {}
+    for step, field in COMMAND_FIELDS.items():
+        command = getattr(config, field)
+        configured = isinstance(command, str) and bool(command.strip())
+        if files_count == 0:
+            steps[step] = _skipped(command if configured else None, "no_changes")
+        elif not configured:
+            steps[step] = _skipped(None, "not_configured")
+        else:
+            steps[step] = run_step(command, project, config.verify_timeout_seconds, clock)
+    ended = lifecycle.now_ms(clock)
+    status = overall_status(steps)
+    result: dict[str, Any] = {
+        **steps,
+        "status": status,
+        "passed": status != "failed",
+        "files_count": files_count,
+        "duration_ms": max(0, ended - started),
+        "started_at_ms": started,
+        "ended_at_ms": ended,
+        "ts": utc_timestamp_ms(ended / 1000),
+    }
+    log.emit(
+        "I",
+        "REVIEW_VERIFICATION_END",
+        tests=steps["tests"]["status"],
+        lint=steps["lint"]["status"],
+        typecheck=steps["typecheck"]["status"],
+        duration_ms=result["duration_ms"],
+    )
+    return result
+
+
+def _attach_hook() -> Callable[[dict[str, Any], dict[str, Any]], Any] | None:
+    """fixloop.review.machine.attach_verification when the review module provides it."""
+    try:
+        module = importlib.import_module("fixloop.review.machine")
+    except ImportError:
+        return None
+    hook = getattr(module, "attach_verification", None)
+    return hook if callable(hook) else None
+
+
+def store_result(state: dict[str, Any], result: dict[str, Any]) -> None:
+    """Put `result` in `state["verification"]` and hand it to the review state machine (mutates `state`)."""
+    state["verification"] = result
+    hook = _attach_hook()
+    if hook is not None:
+        hook(state, result)
+
+
+def verify_run(root: Path, run_id: str, clock: Clock | None = None) -> dict[str, Any]:
+    """`fixloop verify RUN`: run the commands, store the result in the run, return it with the run id."""
+    clock = clock or lifecycle.default_clock
+    state = lifecycle.load_run(root, run_id)
+    lifecycle.require_running(state)
+    result = verify(state, clock)
+
+    def save(current: dict[str, Any]) -> None:
+        lifecycle.require_running(current)
+        store_result(current, result)
+        current["updated_at"] = utc_timestamp_ms(lifecycle.now_ms(clock) / 1000)
+
+    lifecycle.store_for(root, run_id, clock).update(save, action="verify")
+    return {"run_id": run_id, **result}

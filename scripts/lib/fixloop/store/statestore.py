@@ -1,0 +1,294 @@
+"""A JSON state file that survives crashes and concurrent writers.
+
+Layout beside the state file `<name>`: `<name>.bak` (the state before the latest write),
+`<name>.lock` (the writers' lock) and `state-history.jsonl` (the latest changes, capped).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, suppress
+from pathlib import Path
+from typing import Any
+
+from fixloop.core.errors import FixloopError
+from fixloop.core.ids import is_run_id
+from fixloop.core.redact import redact
+from fixloop.store.jsonl import json_objects
+from fixloop.store.locking import file_lock
+from fixloop.store.logwriter import utc_timestamp_ms
+
+Validator = Callable[[dict[str, Any]], list[str]]
+MAX_ERRORS = 3
+HISTORY_FILE = "state-history.jsonl"
+
+_RUN_STATE_TYPES: tuple[tuple[str, type, str], ...] = (
+    ("run_id", str, "string"),
+    ("workflow", str, "string"),
+    ("status", str, "string"),
+    ("created_at", str, "string"),
+    ("error_count", int, "integer"),
+    ("errors", list, "array"),
+    ("config", dict, "object"),
+    ("phases", list, "array"),
+    ("review", dict, "object"),
+    ("logging", dict, "object"),
+)
+
+
+def minimal_run_state_errors(doc: Mapping[str, Any]) -> list[str]:
+    """The structural problems of a run state: missing top-level keys and wrong types."""
+    problems: list[str] = []
+    for key, expected, name in _RUN_STATE_TYPES:
+        if key not in doc:
+            problems.append(f"{key}: missing")
+            continue
+        value = doc[key]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            problems.append(f"{key}: expected {name}, got {_json_type(value)}")
+    if isinstance(doc.get("run_id"), str) and not is_run_id(doc["run_id"]):
+        problems.append("run_id: expected 8 lowercase hex characters")
+    return problems
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that readers see the old or the new content, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    fsync_directory(path.parent)
+
+
+def encode_state(doc: Mapping[str, Any]) -> bytes:
+    try:
+        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
+        data = (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates cannot be UTF-8; \u escapes keep them and keep the file valid JSON.
+        data = (json.dumps(doc, ensure_ascii=True, indent=2, allow_nan=False) + "\n").encode("ascii")
+    except (TypeError, ValueError) as error:
+        raise FixloopError("STATE_INVALID", f"The state is not JSON-serialisable: {error}.") from None
+    return data
+
+
+class StateStore:
+    def __init__(
+        self,
+        path: Path,
+        validate: Validator | None = None,
+        history_limit: int = 50,
+        lock_timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.backup_path = path.with_name(path.name + ".bak")
+        self.history_path = path.with_name(HISTORY_FILE)
+        self.validate = validate
+        self.history_limit = history_limit
+        self.lock_timeout = lock_timeout
+        self.clock = clock
+
+    # ---- public API ---------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def create(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """Write the first version of the state; RUN_EXISTS if there is one already."""
+        state = copy.deepcopy(dict(doc))
+        self._require_valid(state)
+        with self._locked():
+            if self.path.exists():
+                raise FixloopError("RUN_EXISTS", f"State {self.path} already exists.", path=str(self.path))
+            self._write_io(self.path, encode_state(state))
+            self._record_history("create", sorted(state))
+        return state
+
+    def read(self) -> dict[str, Any]:
+        """The current state; a corrupt file is restored from the backup first."""
+        raw = self._read_bytes(self.path)
+        state, _ = self._decode(raw)
+        if state is not None:
+            return state
+        with self._locked():
+            state, _raw = self._load_locked()
+            return state
+
+    def update(
+        self, fn: Callable[[dict[str, Any]], dict[str, Any] | None], action: str = "update"
+    ) -> dict[str, Any]:
+        """Apply `fn` (mutating its argument or returning a new state) under the lock and save the result.
+
+        `fn` gets a private copy, so when it raises or the result is invalid nothing is written.
+        """
+        with self._locked():
+            current, current_raw = self._load_locked()
+            work = copy.deepcopy(current)
+            result = fn(work)
+            new = work if result is None else result
+            if not isinstance(new, dict):
+                raise FixloopError(
+                    "STATE_INVALID", f"The state update returned {type(new).__name__}, not an object."
+                )
+            self._require_valid(new)
+            changed = _changed_keys(current, new)
+            if not changed:
+                return new
+            data = encode_state(new)
+            self._write_io(self.backup_path, current_raw)
+            self._write_io(self.path, data)
+            self._record_history(action, changed)
+            return new
+
+    def restore(self) -> dict[str, Any]:
+        """Roll the state back to the backup (the state before the latest write)."""
+        with self._locked():
+            backup = self._load_backup()
+            if backup is None:
+                raise FixloopError("NO_BACKUP", f"No usable backup {self.backup_path}.", path=str(self.path))
+            state, raw = backup
+            current_raw = self._read_bytes_or_none(self.path)
+            current, _ = self._decode(current_raw) if current_raw is not None else (None, [])
+            self._write_io(self.path, raw)
+            self._record_history("restore", _changed_keys(current or {}, state), reason="requested")
+            return state
+
+    def record_error(self, action: str, message: str) -> dict[str, Any]:
+        """Append to `errors`, count it, and fail the run at MAX_ERRORS."""
+
+        def add(state: dict[str, Any]) -> None:
+            errors = state.get("errors")
+            if not isinstance(errors, list):
+                errors = []
+            errors.append(
+                {"ts": utc_timestamp_ms(self.clock()), "action": action, "message": redact(message)}
+            )
+            state["errors"] = errors
+            count = state.get("error_count")
+            state["error_count"] = (
+                count if isinstance(count, int) and not isinstance(count, bool) else 0
+            ) + 1
+            if state["error_count"] >= MAX_ERRORS:
+                state["status"] = "failed"
+
+        return self.update(add, action="record_error")
+
+    def history(self) -> list[dict[str, Any]]:
+        return json_objects(self._read_bytes_or_none(self.history_path) or b"")
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    def _locked(self) -> AbstractContextManager[None]:
+        return file_lock(self.path, timeout=self.lock_timeout)
+
+    def _problems(self, doc: dict[str, Any]) -> list[str]:
+        return self.validate(doc) if self.validate is not None else []
+
+    def _require_valid(self, doc: dict[str, Any]) -> None:
+        problems = self._problems(doc)
+        if problems:
+            raise FixloopError(
+                "STATE_INVALID", f"The state is invalid: {problems[0]}", errors=problems, path=str(self.path)
+            )
+
+    def _decode(self, raw: bytes) -> tuple[dict[str, Any] | None, list[str]]:
+        """The state in `raw` and no problems, or None and what is wrong with it."""
+        try:
+            doc = json.loads(raw)
+        except (ValueError, RecursionError) as error:
+            return None, [f"not valid JSON: {error}"]
+        if not isinstance(doc, dict):
+            return None, [f"expected a JSON object, got {_json_type(doc)}"]
+        problems = self._problems(doc)
+        return (None, problems) if problems else (doc, [])
+
+    def _read_bytes(self, path: Path) -> bytes:
+        raw = self._read_bytes_or_none(path)
+        if raw is None:
+            raise FixloopError("RUN_NOT_FOUND", f"No state at {path}.", path=str(path))
+        return raw
+
+    def _read_bytes_or_none(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise FixloopError(
+                "STATE_UNREADABLE", f"Cannot read {path}: {error.strerror or error}.", path=str(path)
+            ) from None
+
+    def _load_backup(self) -> tuple[dict[str, Any], bytes] | None:
+        raw = self._read_bytes_or_none(self.backup_path)
+        if raw is None:
+            return None
+        state, _ = self._decode(raw)
+        return None if state is None else (state, raw)
+
+    def _load_locked(self) -> tuple[dict[str, Any], bytes]:
+        """Read under the lock; restore from the backup when the file is corrupt."""
+        raw = self._read_bytes(self.path)
+        state, problems = self._decode(raw)
+        if state is not None:
+            return state, raw
+        backup = self._load_backup()
+        if backup is None:
+            raise FixloopError(
+                "STATE_CORRUPT",
+                f"State {self.path} is corrupt and has no usable backup: {problems[0]}",
+                path=str(self.path),
+                errors=problems,
+            )
+        state, backup_raw = backup
+        self._write_io(self.path, backup_raw)
+        self._record_history("restore", sorted(state), reason=f"corrupt: {problems[0]}")
+        return state, backup_raw
+
+    def _write_io(self, path: Path, data: bytes) -> None:
+        try:
+            atomic_write_bytes(path, data)
+        except OSError as error:
+            raise FixloopError(
+                "STATE_WRITE_FAILED", f"Cannot write {path}: {error.strerror or error}.", path=str(path)
+            ) from None
+
+    def _record_history(self, action: str, changed: list[str], **extra: Any) -> None:
+        if self.history_limit <= 0:
+            return
+        record = {"ts": utc_timestamp_ms(self.clock()), "action": action, "changed": changed, **extra}
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+        existing = (self._read_bytes_or_none(self.history_path) or b"").splitlines()
+        kept = [*existing[max(0, len(existing) - self.history_limit + 1) :], line]
+        self._write_io(self.history_path, b"\n".join(kept) + b"\n")
+
+
+def _changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    missing = object()
+    return sorted(key for key in {*before, *after} if before.get(key, missing) != after.get(key, missing))
