@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 
 HOOKS = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
 EVERY_CALL = ("PreToolUse", "PostToolUse", "SubagentStart")

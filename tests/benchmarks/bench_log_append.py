@@ -10,16 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-try:
-    from fixloop.store.logwriter import EventLog
-except ImportError:  # run from a checkout without the package installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
-    from fixloop.store.logwriter import EventLog
+from fixloop.store.logwriter import EventLog
 
 
 def append(directory: str, writer: int, count: int, start_at: float) -> None:

@@ -11,14 +11,12 @@ under the lock with the garbage collector paused, write it back). No assertions:
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
-sys.path.insert(0, str(LIB))
 
 from fixloop.cli.review import apply_step  # noqa: E402
 from fixloop.contracts.common import REVIEWER_AGENTS  # noqa: E402

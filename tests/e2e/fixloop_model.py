@@ -33,7 +33,6 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -59,9 +58,6 @@ from scripted_api import (
     subagent_report,
     tool_use,
 )
-
-if str(REPO_ROOT / "scripts" / "lib") not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT / "scripts" / "lib"))
 
 from fixloop.contracts.common import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.store.logwriter import render_text

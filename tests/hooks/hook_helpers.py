@@ -19,8 +19,6 @@ from typing import Any
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]
 LIB = PLUGIN_ROOT / "scripts" / "lib"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
 
 HOOKS_JSON = PLUGIN_ROOT / "hooks" / "hooks.json"
 REQUIREMENTS = PLUGIN_ROOT / "scripts" / "requirements.lock"

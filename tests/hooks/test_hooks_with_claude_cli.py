@@ -15,13 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_runner import ClaudeRunner, find_claude_binary
 from hook_helpers import PLUGIN_ROOT
-
-E2E = PLUGIN_ROOT / "tests" / "e2e"
-sys.path.insert(0, str(E2E))
-
-from claude_runner import ClaudeRunner, find_claude_binary  # noqa: E402
-from scripted_api import Reply, Rule, Script, ScriptedAPI, agent_call, bash_call  # noqa: E402
+from scripted_api import Reply, Rule, Script, ScriptedAPI, agent_call, bash_call
 
 VALID_REVIEW = {"status": "success", "agent": "code-reviewer", "issues": [], "positive_observations": ["ok"]}
 VALID_TESTS = {"status": "success", "agent": "test-analyzer", "issues": []}

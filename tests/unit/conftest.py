@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
-
-from helpers_runs import FakeClock, git  # noqa: E402
+from helpers_runs import FakeClock, git
 
 
 @pytest.fixture

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
-
-from fixloop.contracts.common import REVIEWER_AGENTS  # noqa: E402
-from fixloop.contracts.coordinator import LoopConfig  # noqa: E402
-from fixloop.contracts.fixer import FixerOutput  # noqa: E402
-from fixloop.contracts.reviewer import ReviewerOutput  # noqa: E402
-from fixloop.contracts.verifier import VerifierOutput  # noqa: E402
-from fixloop.review import machine as review_state  # noqa: E402
+from fixloop.contracts.common import REVIEWER_AGENTS
+from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.fixer import FixerOutput
+from fixloop.contracts.reviewer import ReviewerOutput
+from fixloop.contracts.verifier import VerifierOutput
+from fixloop.review import machine as review_state
 
 RUN_ID = "abcd1234"
 START_MS = 1_000_000

@@ -6,13 +6,10 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",

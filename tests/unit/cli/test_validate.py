@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers_runs import LIB
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from fixloop.cli.validate import schema, validate
 from fixloop.contracts.schemagen import SCHEMA_DIR
 from fixloop.contracts.validation import KIND_EXAMPLES, KINDS, validate_document
 
-LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 KNOWN_CODES = {
     "NULL_RESPONSE",
     "JSON_PARSE_ERROR",

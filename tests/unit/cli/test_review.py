@@ -13,14 +13,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from helpers_review import issue, reviewer_doc
-from helpers_runs import FakeClock
+from helpers_runs import LIB, FakeClock
 
 from fixloop.cli import cli
 from fixloop.contracts.common import REVIEWER_AGENTS
 from fixloop.runs import lifecycle
 from fixloop.store import ledger, paths
 
-LIB = str(Path(__file__).resolve().parents[2] / "scripts" / "lib")
 CR = "code-reviewer"
 
 
@@ -324,7 +323,7 @@ def test_six_concurrent_records_lose_nothing(git_project: Path, fake_clock: Fake
     next_action(run_id)
     invoke("verify", run_id)
     next_action(run_id)
-    env = {**os.environ, "PYTHONPATH": LIB, "CLAUDE_PROJECT_DIR": str(git_project)}
+    env = {**os.environ, "PYTHONPATH": str(LIB), "CLAUDE_PROJECT_DIR": str(git_project)}
     inputs = []
     for index, agent in enumerate(REVIEWER_AGENTS):
         found = issue(f"I{index}", 10 * index + 1, f"Distinct problem number {'abcdef'[index]}")

@@ -8,14 +8,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers_runs import FakeClock, read_events, sha256_tree
+from helpers_runs import LIB, FakeClock, read_events, sha256_tree
 
 from fixloop.cli import cli
 from fixloop.runs import lifecycle
 from fixloop.runs.phases import describe_phases
 from fixloop.store import paths
-
-LIB = str(Path(__file__).resolve().parents[2] / "scripts" / "lib")
 
 
 def invoke(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> tuple[int, Any]:
@@ -307,7 +305,7 @@ def test_phases_command() -> None:
 
 
 def test_real_process_round_trip(git_project: Path) -> None:
-    env = {"PYTHONPATH": LIB, "PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(git_project)}
+    env = {"PYTHONPATH": str(LIB), "PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(git_project)}
 
     def fixloop(*args: str) -> tuple[int, Any]:
         done = subprocess.run(

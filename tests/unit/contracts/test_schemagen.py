@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_runs import LIB
 
 from fixloop.contracts.schemagen import (
     SCHEMA_DIR,
@@ -29,8 +30,6 @@ from fixloop.contracts.validation import KIND_EXAMPLES, KINDS, validate_document
 from fixloop.core.errors import FixloopError
 
 jsonschema: Any = importlib.import_module("jsonschema")  # typed as Any: no stubs needed
-
-LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 
 
 def validator(kind: str) -> Any:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_workers import increment_many
 
 from fixloop.core.errors import FixloopError
 from fixloop.store.locking import file_lock
@@ -342,22 +343,12 @@ def test_a_held_lock_makes_an_update_time_out(tmp_path: Path) -> None:
     assert store.read() == {"n": 0}
 
 
-def _increment(state: dict[str, Any]) -> None:
-    state["review"]["counter"] = state["review"].get("counter", 0) + 1
-
-
-def _increment_many(path: str, count: int) -> None:
-    store = StateStore(Path(path), validate=minimal_run_state_errors, lock_timeout=120)
-    for _ in range(count):
-        store.update(_increment, action="increment")
-
-
 def test_concurrent_updates_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     store = StateStore(path, validate=minimal_run_state_errors)
     store.create(run_state())
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_increment_many, args=(str(path), 50)) for _ in range(6)]
+    workers = [context.Process(target=increment_many, args=(str(path), 50)) for _ in range(6)]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_runs import FakeClock, git, read_events, sha256_tree
+from helpers_runs import LIB, FakeClock, git, read_events, sha256_tree
 
 from fixloop import __version__
 from fixloop.contracts.events import EVENT_MODELS
@@ -18,7 +18,6 @@ from fixloop.store import paths
 
 START_S = 1_765_000_000.0  # 2025-12-06T05:46:40.000Z
 START_MS = 1_765_000_000_000
-LIB = str(Path(__file__).resolve().parents[2] / "scripts" / "lib")
 
 
 @pytest.fixture(autouse=True)
@@ -595,7 +594,7 @@ OPEN_PHASE = CLOSE_PHASE.replace(
 
 
 def run_parallel(script: str, root: Path, run_id: str, phases: list[int]) -> list[str]:
-    env = {"PYTHONPATH": LIB, "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(LIB), "PATH": "/usr/bin:/bin"}
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", script, str(root), run_id, str(number)],

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_workers import append_many
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -561,20 +562,10 @@ def test_any_event_renders_to_a_single_line(fields: dict[str, Any]) -> None:
 # ---- concurrency -------------------------------------------------------------------------------------
 
 
-def _append_many(directory: str, writer: int, count: int) -> None:
-    root = Path(directory)
-    log = EventLog(root / "c.jsonl", root / "c.log", "a1b2c3d4")
-    for number in range(count):
-        size = 9000 if number % 7 == 0 else 40  # some lines far beyond PIPE_BUF
-        message = f"w{writer}-{number} " + 'é"\n' * (size // 3)
-        if log.emit("W", "WARNING", code=f"W{writer}", writer=writer, number=number, message=message) is None:
-            raise SystemExit(f"emit failed: {log.last_error}")
-
-
 def test_concurrent_appenders_never_interleave(tmp_path: Path) -> None:
     writers, count = 6, 200
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_append_many, args=(str(tmp_path), w, count)) for w in range(writers)]
+    processes = [context.Process(target=append_many, args=(str(tmp_path), w, count)) for w in range(writers)]
     for process in processes:
         process.start()
     for process in processes:
