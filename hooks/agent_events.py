@@ -12,6 +12,7 @@ import sys
 
 import hooklib
 
+from fixloop.core import agent_names
 from fixloop.store import ledger
 
 TYPE_CHECKING = False
@@ -27,7 +28,7 @@ def _agent_of_tool(payload: Mapping[str, Any]) -> tuple[str, str] | None:
         return None
     tool_input = payload.get("tool_input")
     agent_type = tool_input.get("subagent_type") if isinstance(tool_input, dict) else None
-    agent = ledger.fixloop_agent(agent_type)
+    agent = agent_names.agent_name(agent_type, plugin_only=True)
     return (str(agent_type), agent) if agent is not None else None
 
 
@@ -37,7 +38,7 @@ def relevant(payload: dict[str, Any]) -> bool:
     if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
         return _agent_of_tool(payload) is not None
     if event == "SubagentStart":
-        return ledger.fixloop_agent(payload.get("agent_type")) is not None
+        return agent_names.agent_name(payload.get("agent_type"), plugin_only=True) is not None
     return False
 
 
@@ -138,7 +139,7 @@ def post_tool_use_failure(payload: dict[str, Any], context: RunContext) -> None:
 
 def subagent_start(payload: dict[str, Any], context: RunContext) -> None:
     agent_type = payload.get("agent_type")
-    agent = ledger.fixloop_agent(agent_type)
+    agent = agent_names.agent_name(agent_type, plugin_only=True)
     if agent is None:
         return
     ledger.append(

@@ -169,7 +169,7 @@ def _error_code(answer: Mapping[str, Any]) -> str | None:
 
 def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
     agent_type = payload.get("agent_type")
-    agent = ledger.fixloop_agent(agent_type)
+    agent = agent_names.agent_name(agent_type, plugin_only=True)
     if agent is None:
         return None
     agent_id = payload.get("agent_id")
@@ -268,7 +268,7 @@ def _enforce(
 
 
 def relevant(payload: dict[str, Any]) -> bool:
-    return ledger.fixloop_agent(payload.get("agent_type")) is not None
+    return agent_names.agent_name(payload.get("agent_type"), plugin_only=True) is not None
 
 
 def handle(payload: dict[str, Any], context: RunContext) -> str | None:

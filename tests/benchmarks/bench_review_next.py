@@ -19,8 +19,8 @@ from typing import Any
 LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 
 from fixloop.cli.review import apply_step  # noqa: E402
-from fixloop.contracts.common import REVIEWER_AGENTS  # noqa: E402
 from fixloop.contracts.coordinator import LoopConfig  # noqa: E402
+from fixloop.core.agent_names import REVIEWER_AGENTS  # noqa: E402
 from fixloop.review import machine as review_state  # noqa: E402
 from fixloop.store.statestore import StateStore  # noqa: E402
 

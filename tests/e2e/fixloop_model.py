@@ -59,7 +59,7 @@ from scripted_api import (
     tool_use,
 )
 
-from fixloop.contracts.common import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
+from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.store.logwriter import render_text
 
 JSON = dict[str, Any]

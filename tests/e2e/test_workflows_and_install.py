@@ -53,7 +53,7 @@ from scripted_api import (
 )
 from workflow_model import BUGFIX, WORKFLOW_MAIN, WorkflowModel, forged_record_rules
 
-from fixloop.contracts.common import REVIEWER_AGENTS
+from fixloop.core.agent_names import REVIEWER_AGENTS
 
 StartAPI = Callable[..., ScriptedAPI]
 MakeRunner = Callable[..., ClaudeRunner]

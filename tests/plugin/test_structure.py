@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel
 
 from fixloop.cli import SUBCOMMANDS, cli
-from fixloop.contracts.common import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT, AgentError
+from fixloop.contracts.common import AgentError
 from fixloop.contracts.fixer import FixAttempt, FixerOutput
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
 from fixloop.contracts.verifier import (
@@ -34,6 +34,7 @@ from fixloop.contracts.verifier import (
     VerificationResult,
     VerifierOutput,
 )
+from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.runs.phases import REVIEW_PHASE, WORKFLOW_PHASES
 
 ROOT = Path(__file__).resolve().parents[2]

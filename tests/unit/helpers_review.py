@@ -6,11 +6,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixloop.contracts.common import REVIEWER_AGENTS
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.fixer import FixerOutput
 from fixloop.contracts.reviewer import ReviewerOutput
 from fixloop.contracts.verifier import VerifierOutput
+from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.review import machine as review_state
 
 RUN_ID = "abcd1234"

@@ -16,7 +16,7 @@ from helpers_review import issue, reviewer_doc
 from helpers_runs import LIB, FakeClock
 
 from fixloop.cli import cli
-from fixloop.contracts.common import REVIEWER_AGENTS
+from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.runs import lifecycle
 from fixloop.store import ledger, paths
 

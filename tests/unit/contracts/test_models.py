@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fixloop.contracts.common import canonical_agent_name, repo_relative_path
+from fixloop.contracts.common import repo_relative_path
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.contracts.fixer import FixerOutput
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
@@ -24,6 +24,7 @@ from fixloop.contracts.validation import (
     validate_text,
 )
 from fixloop.contracts.verifier import VerifierOutput
+from fixloop.core.agent_names import agent_name
 from fixloop.core.errors import FixloopError
 
 
@@ -201,8 +202,8 @@ def test_reviewer_agent_names_are_canonical(given: str, expected: str) -> None:
 
 
 def test_other_agent_names() -> None:
-    assert canonical_agent_name("fixloop:review-fixer") == "review-fixer"
-    assert canonical_agent_name("review-fixer") == "review-fixer"
+    assert agent_name("fixloop:review-fixer") == "review-fixer"
+    assert agent_name("review-fixer") == "review-fixer"
     assert validate_document("fixer", example("fixer") | {"agent": "fixloop:review-fixer"})["agent"] == (
         "review-fixer"
     )

@@ -7,8 +7,8 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 from helpers_review import Loop, all_fixed, issue, make_state, reviewer_doc
 
-from fixloop.contracts.common import REVIEWER_AGENTS
 from fixloop.contracts.coordinator import CoordinatorOutput
+from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report import formats
 
 CR = "code-reviewer"

@@ -22,7 +22,7 @@ from helpers_review import (
     verifier_doc,
 )
 
-from fixloop.contracts.common import REVIEWER_AGENTS
+from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.errors import FixloopError
 from fixloop.report import formats
 from fixloop.review import machine

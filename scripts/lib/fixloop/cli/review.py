@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from fixloop.cli.output import json_errors, print_json
-from fixloop.contracts.common import RECORDABLE_AGENTS, canonical_agent_name
+from fixloop.core.agent_names import CONTRACTED_AGENTS, agent_name
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.report import formats
@@ -126,10 +126,10 @@ def record(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
     """Validate an agent's final message and record it in the current round (exit 1 when invalid)."""
     root, state = _open(run_id)
     lifecycle.require_running(state)
-    name = canonical_agent_name(agent)
-    if name not in RECORDABLE_AGENTS:
+    name = agent_name(agent) or ""
+    if name not in CONTRACTED_AGENTS:
         raise FixloopError(
-            "UNKNOWN_AGENT", f"Unknown agent {agent!r}.", valid_values=list(RECORDABLE_AGENTS), received=agent
+            "UNKNOWN_AGENT", f"Unknown agent {agent!r}.", valid_values=list(CONTRACTED_AGENTS), received=agent
         )
     role = machine.agent_role(name)
     raw = _read_input(root, source)

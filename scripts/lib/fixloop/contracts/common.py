@@ -7,13 +7,6 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from fixloop.core.agent_names import CONTRACTED_AGENTS
-from fixloop.core.agent_names import FIXER_AGENT as FIXER_AGENT
-from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWER_AGENTS
-from fixloop.core.agent_names import VERIFIER_AGENT as VERIFIER_AGENT
-
-RECORDABLE_AGENTS = CONTRACTED_AGENTS
-
 NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Confidence = Annotated[int, Field(ge=0, le=100, strict=True)]
 Score = Annotated[int, Field(ge=0, le=100, strict=True)]
@@ -56,13 +49,3 @@ class AgentError(Contract):
     phase: str = "unknown"
     recoverable: bool = False
     stack_trace: str | None = None
-
-
-def canonical_agent_name(value: str) -> str:
-    """`fixloop:code-reviewer` and `review-code-reviewer` both name the agent `code-reviewer`."""
-    name = value.strip().lower()
-    if ":" in name:
-        name = name.rsplit(":", 1)[1]
-    if name.startswith("review-") and name[len("review-") :] in REVIEWER_AGENTS:
-        name = name[len("review-") :]
-    return name

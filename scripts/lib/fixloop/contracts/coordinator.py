@@ -6,13 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from fixloop.contracts.common import (
-    REVIEWER_AGENTS,
-    AgentError,
-    Contract,
-    NonEmptyStr,
-    SessionId,
-)
+from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId
+from fixloop.core.agent_names import REVIEWER_AGENTS
 
 Workflow = Literal["bugfix", "pr-review", "ci-job", "execute-plan", "review"]
 Stack = Literal["frontend", "backend", "e2e", "mixed"]

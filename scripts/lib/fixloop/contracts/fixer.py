@@ -6,14 +6,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fixloop.contracts.common import (
-    FIXER_AGENT,
-    AgentError,
-    Contract,
-    NonEmptyStr,
-    RepoPath,
-    canonical_agent_name,
-)
+from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, RepoPath
+from fixloop.core.agent_names import FIXER_AGENT, agent_name
 
 
 class FixAttempt(Contract):
@@ -41,7 +35,7 @@ class FixerOutput(Contract):
     @field_validator("agent")
     @classmethod
     def _is_fixer(cls, value: str) -> str:
-        if canonical_agent_name(value) != FIXER_AGENT:
+        if agent_name(value) != FIXER_AGENT:
             raise ValueError(f"must be {FIXER_AGENT}")
         return FIXER_AGENT
 

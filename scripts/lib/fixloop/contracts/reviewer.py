@@ -8,16 +8,15 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 
 from fixloop.contracts.common import (
-    REVIEWER_AGENTS,
     AgentError,
     AgentStatus,
     Confidence,
     Contract,
     NonEmptyStr,
     Severity,
-    canonical_agent_name,
     repo_relative_path,
 )
+from fixloop.core.agent_names import REVIEWER_AGENTS, agent_name
 
 # The supervisor design's issue fields, and the reviewer-issue fields they stand for.
 SUPERVISOR_FIELD_MAP: dict[str, str] = {
@@ -102,7 +101,7 @@ class ReviewerOutput(Contract):
     @field_validator("agent")
     @classmethod
     def _known_reviewer(cls, value: str) -> str:
-        name = canonical_agent_name(value)
+        name = agent_name(value)
         if name not in REVIEWER_AGENTS:
             raise ValueError(f"must be one of {', '.join(REVIEWER_AGENTS)}")
         return name

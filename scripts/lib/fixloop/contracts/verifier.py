@@ -6,16 +6,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fixloop.contracts.common import (
-    VERIFIER_AGENT,
-    AgentError,
-    AgentStatus,
-    Contract,
-    NonEmptyStr,
-    Score,
-    Severity,
-    canonical_agent_name,
-)
+from fixloop.contracts.common import AgentError, AgentStatus, Contract, NonEmptyStr, Score, Severity
+from fixloop.core.agent_names import VERIFIER_AGENT, agent_name
 
 QUALITY_PASS_SCORE = 50
 
@@ -77,7 +69,7 @@ class VerifierOutput(Contract):
     @field_validator("agent")
     @classmethod
     def _is_verifier(cls, value: str) -> str:
-        if canonical_agent_name(value) != VERIFIER_AGENT:
+        if agent_name(value) != VERIFIER_AGENT:
             raise ValueError(f"must be {VERIFIER_AGENT}")
         return VERIFIER_AGENT
 

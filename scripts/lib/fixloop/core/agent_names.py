@@ -1,7 +1,11 @@
-"""The names of fixloop's contracted agents (standard library only, so hooks can import them)."""
+"""The names of fixloop's agents, and the one function that turns any spelling of a name into fixloop's.
+
+Standard library only: hooks import this module on every fixloop subagent call.
+"""
 
 from __future__ import annotations
 
+PLUGIN_PREFIX = "fixloop:"
 REVIEWER_AGENTS: tuple[str, ...] = (
     "code-reviewer",
     "silent-failure-hunter",
@@ -13,3 +17,26 @@ REVIEWER_AGENTS: tuple[str, ...] = (
 FIXER_AGENT = "review-fixer"
 VERIFIER_AGENT = "review-verifier"
 CONTRACTED_AGENTS: tuple[str, ...] = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
+# The design documents call the reviewers `review-<name>`.
+_DESIGN_PREFIX = "review-"
+
+
+def agent_name(value: object, *, plugin_only: bool = False) -> str | None:
+    """fixloop's name of an agent: `fixloop:code-reviewer`, `review-code-reviewer` and ` Code-Reviewer `
+    all give `code-reviewer`. None for a non-string, an empty name, or another plugin's agent (`x:name`).
+
+    With `plugin_only`, only a Claude Code agent type of this plugin (`fixloop:<name>`) has a name: that is
+    how hooks tell fixloop's subagents from everyone else's.
+    """
+    if not isinstance(value, str):
+        return None
+    name = value.strip().lower()
+    if name[: len(PLUGIN_PREFIX)] == PLUGIN_PREFIX:
+        name = name[len(PLUGIN_PREFIX) :].strip()
+    elif plugin_only:
+        return None
+    if not name or ":" in name:
+        return None
+    if name[: len(_DESIGN_PREFIX)] == _DESIGN_PREFIX and name[len(_DESIGN_PREFIX) :] in REVIEWER_AGENTS:
+        name = name[len(_DESIGN_PREFIX) :]
+    return name

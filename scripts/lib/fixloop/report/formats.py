@@ -8,9 +8,9 @@ from typing import Any
 from urllib.parse import quote
 
 from fixloop import __version__
-from fixloop.contracts.common import REVIEWER_AGENTS
 from fixloop.contracts.coordinator import CoordinatorOutput
 from fixloop.contracts.reviewer import ReviewerIssue
+from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.review.machine import (
     STATE_VERSION,
     VERIFICATION_STEPS,

@@ -20,15 +20,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from fixloop.contracts.common import (
-    FIXER_AGENT,
-    RECORDABLE_AGENTS,
-    REVIEWER_AGENTS,
-    VERIFIER_AGENT,
-    canonical_agent_name,
-)
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.verifier import QUALITY_PASS_SCORE
+from fixloop.core.agent_names import (
+    CONTRACTED_AGENTS,
+    FIXER_AGENT,
+    REVIEWER_AGENTS,
+    VERIFIER_AGENT,
+    agent_name,
+)
 from fixloop.core.errors import FixloopError
 from fixloop.review.identity import Candidate, IssueRegistry
 from fixloop.store.logwriter import utc_timestamp_ms
@@ -268,7 +268,7 @@ AgentRole = Literal["reviewer", "fixer", "verifier"]
 
 
 def agent_role(agent: str) -> AgentRole:
-    name = canonical_agent_name(agent)
+    name = agent_name(agent) or ""
     if name in REVIEWER_AGENTS:
         return "reviewer"
     if name == FIXER_AGENT:
@@ -278,7 +278,7 @@ def agent_role(agent: str) -> AgentRole:
     raise FixloopError(
         "UNKNOWN_AGENT",
         f"Unknown agent {agent!r}.",
-        valid_values=list(RECORDABLE_AGENTS),
+        valid_values=list(CONTRACTED_AGENTS),
         received=agent,
     )
 
@@ -337,8 +337,8 @@ def record_agent_result(
         raise ValueError("record_agent_result needs a document or an error")
     work = state if inplace else _clone(state)
     ctx = _Ctx(work, None, now_ms)
-    name = canonical_agent_name(agent)
-    role = agent_role(name)
+    role = agent_role(agent)
+    name = agent_name(agent) or ""
     container, number = _records_slot(ctx.review, role, name)
     if role == "reviewer":
         record = container.setdefault(name, _new_record(name))
@@ -348,7 +348,7 @@ def record_agent_result(
 
     problem = dict(error) if error is not None else None
     if problem is None and document is not None:
-        claimed = canonical_agent_name(str(document.get("agent", "")))
+        claimed = agent_name(document.get("agent"))
         if claimed != name:
             problem = {
                 "code": "AGENT_MISMATCH",

@@ -36,19 +36,7 @@ if TYPE_CHECKING:
 
 LEDGER_FILE = "agents.jsonl"
 HOOKS_STATE_FILE = "hooks-state.json"
-PLUGIN_PREFIX = "fixloop:"
 LEDGER_KINDS = ("call", "launch", "start", "stop", "result")
-
-
-def fixloop_agent(agent_type: object) -> str | None:
-    """`fixloop:code-reviewer` -> `code-reviewer`; None for anything not one of the plugin's agents."""
-    if not isinstance(agent_type, str):
-        return None
-    text = agent_type.strip()
-    if text[: len(PLUGIN_PREFIX)].lower() != PLUGIN_PREFIX:
-        return None
-    name = text[len(PLUGIN_PREFIX) :].strip().lower()
-    return name if name and ":" not in name else None
 
 
 def message_bytes(text: str) -> bytes:

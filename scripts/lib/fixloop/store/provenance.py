@@ -12,15 +12,13 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from fixloop.core.agent_names import agent_name
 from fixloop.core.errors import FixloopError
 from fixloop.store import ledger
 
 
 def _agent_of(record: dict[str, Any]) -> str | None:
-    name = record.get("agent")
-    if isinstance(name, str) and name:
-        return name.strip().lower()
-    return ledger.fixloop_agent(record.get("agent_type"))
+    return agent_name(record.get("agent")) or agent_name(record.get("agent_type"), plugin_only=True)
 
 
 def digests(raw: bytes) -> set[str]:
