@@ -28,7 +28,7 @@ LIB = os.path.join(PLUGIN_ROOT, "scripts", "lib")
 if LIB not in sys.path:
     sys.path.insert(0, LIB)
 
-from fixloop.core import jsoncodec  # noqa: E402
+from fixloop.core import datadir, jsoncodec  # noqa: E402
 from fixloop.store import layout  # noqa: E402
 
 SUBAGENT_TOOLS = ("Agent", "Task")
@@ -37,14 +37,6 @@ FALLBACK_LOG = "hook-warnings.jsonl"
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def data_dir() -> str:
-    for name in ("CLAUDE_PLUGIN_DATA", "FIXLOOP_DATA"):
-        configured = os.environ.get(name)
-        if configured:
-            return configured
-    return os.path.join(os.environ.get("HOME") or "/tmp", ".cache", "fixloop")
 
 
 class RunContext:
@@ -165,7 +157,7 @@ def fallback_warning(code: str, message: str, payload: Mapping[str, Any] | None 
         from fixloop.store.logwriter import EventLog
 
         session = session_of(payload or {}) or "unknown"
-        EventLog(os.path.join(data_dir(), FALLBACK_LOG), None, session).emit(
+        EventLog(os.path.join(datadir.data_dir(), FALLBACK_LOG), None, session).emit(
             "W",
             "WARNING",
             code=code,

@@ -30,13 +30,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+LIB = str(Path(__file__).resolve().parent / "lib")
+if LIB not in sys.path:
+    sys.path.insert(0, LIB)
+
+from fixloop.core import datadir  # noqa: E402 - the engine's standard-library part, before any venv
+
 REQUIREMENTS = Path(__file__).resolve().parent / "requirements.lock"
 STAMP_NAME = "fixloop-requirements.sha256"
 BUILD_LOG = "venv-builds.log"
 WARNINGS_LOG = "hook-warnings.jsonl"  # the hooks' file for warnings that belong to no run (hooks/hooklib.py)
 MIN_PYTHON = (3, 10)
-# Hooks get CLAUDE_PLUGIN_DATA; the Bash tool does not, so SessionStart exports FIXLOOP_DATA for it.
-DATA_ENV = ("CLAUDE_PLUGIN_DATA", "FIXLOOP_DATA")
 LOCK_WAIT_S = float(os.environ.get("FIXLOOP_BUILD_LOCK_WAIT", "900"))
 STEP_TIMEOUT_S = 900
 
@@ -46,13 +50,7 @@ class BuildError(Exception):
 
 
 def data_dir(explicit: str | None = None) -> Path:
-    if explicit:
-        return Path(explicit)
-    for name in DATA_ENV:
-        configured = os.environ.get(name)
-        if configured:
-            return Path(configured)
-    return Path.home() / ".cache" / "fixloop"
+    return Path(explicit or datadir.data_dir())
 
 
 def requirements_hash(requirements: Path = REQUIREMENTS) -> str:
@@ -241,9 +239,6 @@ def record_failure(data: Path, reason: str) -> None:
     """Leave a WARNING event (code ENGINE_BUILD_FAILED) in <data>/hook-warnings.jsonl, so that a failed
     build stays on record after its output is gone (SessionStart builds in the background). Never raises."""
     try:
-        lib = str(Path(__file__).resolve().parent / "lib")
-        if lib not in sys.path:
-            sys.path.insert(0, lib)
         from fixloop.store.logwriter import EventLog
 
         EventLog(data / WARNINGS_LOG, None, os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown").emit(

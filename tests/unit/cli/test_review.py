@@ -18,7 +18,7 @@ from helpers_runs import LIB, FakeClock
 from fixloop.cli import cli
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.runs import lifecycle
-from fixloop.store import ledger, paths
+from fixloop.store import layout, ledger
 
 CR = "code-reviewer"
 
@@ -129,7 +129,7 @@ def test_fix_verify_fail_and_rollback_end_to_end(git_project: Path, fake_clock: 
     assert fix["agent"] == "fixloop:review-fixer"
     assert [item["id"] for item in fix["issues"]] == ["FL-001"]
     snapshot_dir = Path(fix["snapshot"])
-    assert snapshot_dir == paths.run_dir(git_project, run_id) / "snapshots" / "round-1"
+    assert snapshot_dir == Path(layout.run_dir(git_project, run_id)) / "snapshots" / "round-1"
     assert (snapshot_dir / "manifest.json").is_file()
 
     # the fixer breaks the app and creates a file
@@ -273,7 +273,7 @@ def test_provenance_inside_claude_code(git_project: Path, fake_clock: FakeClock)
     code, refused = record(run_id, CR, text)
     assert (code, refused["error"]["code"]) == (2, "UNVERIFIED_AGENT_RESULT")
 
-    run_dir = paths.run_dir(git_project, run_id)
+    run_dir = Path(layout.run_dir(git_project, run_id))
     ledger.append(
         run_dir,
         {

@@ -13,7 +13,7 @@ from helpers_runs import LIB, FakeClock, read_events, sha256_tree
 from fixloop.cli import cli
 from fixloop.runs import lifecycle
 from fixloop.runs.phases import describe_phases
-from fixloop.store import paths
+from fixloop.store import layout
 
 
 def invoke(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> tuple[int, Any]:
@@ -327,4 +327,4 @@ def test_real_process_round_trip(git_project: Path) -> None:
     end = lifecycle.load_run(git_project, run_id)
     assert events[-1]["total_duration_ms"] == end["ended_at_ms"] - end["started_at_ms"]
     assert events[2]["duration_ms"] == end["phase_results"][0]["duration_ms"]
-    assert paths.run_dir(git_project, run_id).is_dir()
+    assert Path(layout.run_dir(git_project, run_id)).is_dir()

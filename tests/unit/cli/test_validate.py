@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 from helpers_runs import LIB
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fixloop.contracts.schemagen
+from fixloop.cli import cli
 from fixloop.cli.validate import schema, validate
 from fixloop.contracts.schemagen import SCHEMA_DIR
 from fixloop.contracts.validation import KIND_EXAMPLES, KINDS, validate_document
@@ -42,8 +44,10 @@ def run_cli(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[
     )
 
 
-def invoke(command: Any, args: list[str], stdin: bytes = b"") -> tuple[int, Any]:
-    result = CliRunner().invoke(command, args, input=stdin)
+def invoke(command: click.Command, args: list[str], stdin: bytes = b"") -> tuple[int, Any]:
+    """Run the subcommand as `fixloop` runs it: through the group, whose one error wrapper answers JSON."""
+    assert command.name is not None
+    result = CliRunner().invoke(cli, [command.name, *args], input=stdin)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, json.loads(result.stdout)
 

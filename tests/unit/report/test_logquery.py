@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 
 from fixloop.core.errors import FixloopError
+from fixloop.report import logquery
 from fixloop.report.logquery import CorruptLine, errors, parse_log, read_log, show, summary, timeline
+from fixloop.store import layout
 from fixloop.store.logwriter import EventLog
+from fixloop.store.statestore import StateStore
 
 SID = "a1b2c3d4"
 
@@ -192,3 +195,63 @@ def test_a_missing_log(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as caught:
         read_log(tmp_path / "nope.jsonl")
     assert caught.value.code == "LOG_NOT_FOUND"
+
+
+# ---- log_path: a run id or a JSONL file ---------------------------------------------------------
+
+
+def _make_run(root: Path, run_id: str, logging: dict[str, object]) -> None:
+    StateStore(Path(layout.state_path(root, run_id))).create({"run_id": run_id, "logging": logging})
+
+
+def test_run_id_resolves_to_the_runs_jsonl_log(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    log = root / ".claude/logs/fixloop/bugfix/2024-12-06_143052_frontend_a1b2c3d4.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text("")
+    _make_run(root, "a1b2c3d4", {"log_files": {"jsonl": str(log.relative_to(root)), "text": "x.log"}})
+    assert logquery.log_path(root, "a1b2c3d4") == log
+
+
+def test_run_id_of_an_unknown_run(tmp_path: Path) -> None:
+    with pytest.raises(FixloopError) as caught:
+        logquery.log_path(tmp_path, "deadbeef")
+    assert caught.value.code == "RUN_NOT_FOUND"
+    assert caught.value.details["run_id"] == "deadbeef"
+
+
+@pytest.mark.parametrize(
+    "logging",
+    [{}, {"log_files": {}}, {"log_files": {"jsonl": ""}}, {"log_files": {"jsonl": "missing.jsonl"}}],
+)
+def test_run_without_a_usable_log(tmp_path: Path, logging: dict[str, object]) -> None:
+    _make_run(tmp_path, "a1b2c3d4", logging)
+    with pytest.raises(FixloopError) as caught:
+        logquery.log_path(tmp_path, "a1b2c3d4")
+    assert caught.value.code == "NO_LOG"
+
+
+def test_run_whose_log_lies_outside_the_project(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _make_run(root, "a1b2c3d4", {"log_files": {"jsonl": str(tmp_path / "evil.jsonl")}})
+    (tmp_path / "evil.jsonl").write_text("")
+    with pytest.raises(FixloopError) as caught:
+        logquery.log_path(root, "a1b2c3d4")
+    assert caught.value.code == "PATH_OUTSIDE_PROJECT"
+
+
+def test_path_arguments(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    (root / "logs").mkdir()
+    (root / "logs" / "run.jsonl").write_text(json.dumps({}) + "\n")
+    (root / "logs" / "run.log").write_text("")
+    assert logquery.log_path(root, "logs/run.jsonl") == root / "logs" / "run.jsonl"
+    with pytest.raises(FixloopError) as caught:
+        logquery.log_path(root, "logs/run.log")
+    assert caught.value.code == "INVALID_LOG_PATH"
+    with pytest.raises(FixloopError) as caught:
+        logquery.log_path(root, "logs/none.jsonl")
+    assert caught.value.code == "LOG_NOT_FOUND"
+    with pytest.raises(FixloopError) as caught:
+        logquery.log_path(root, "../other.jsonl")
+    assert caught.value.code == "PATH_OUTSIDE_PROJECT"

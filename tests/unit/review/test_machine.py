@@ -740,7 +740,13 @@ def test_record_answer_fields() -> None:
         "attempt": 1,
         "error": None,
         "hint": None,
+        "agent_status": "success",
+        "issues_count": 1,
     }
+    invalid = loop.record(CR, None, INVALID)
+    assert (invalid["valid"], invalid["agent_status"], invalid["issues_count"]) == (False, None, None)
+    failed = open_review().record(CR, failed_reviewer_doc(CR))
+    assert (failed["agent_status"], failed["issues_count"]) == ("failed", 0)
 
 
 def test_three_invalid_attempts_stop_retrying_with_a_contract_violation() -> None:

@@ -14,7 +14,7 @@ from fixloop import __version__
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.core.errors import FixloopError
 from fixloop.runs import lifecycle
-from fixloop.store import paths
+from fixloop.store import layout
 
 START_S = 1_765_000_000.0  # 2025-12-06T05:46:40.000Z
 START_MS = 1_765_000_000_000
@@ -118,8 +118,8 @@ def test_start_writes_state_logs_and_session_start(
         "review": {},
         "verification": None,
     }
-    assert json.loads(paths.state_path(git_project, run_id).read_text()) == state
-    assert (paths.session_index_dir(git_project) / "sess-42").read_text() == f"{run_id}\n"
+    assert json.loads(Path(layout.state_path(git_project, run_id)).read_text()) == state
+    assert (Path(layout.session_index_dir(git_project)) / "sess-42").read_text() == f"{run_id}\n"
     assert lifecycle.current_run_id(git_project) == run_id
     events = read_events(jsonl_of(state))
     assert events == [
@@ -169,7 +169,7 @@ def test_defaults_all_phases_logging_on_no_session(git_project: Path) -> None:
     assert state["changed_files"] == []
     assert state["base_ref"] is None
     assert Path(state["logging"]["log_files"]["jsonl"]).name.endswith(f"_pr-review_{state['run_id']}.jsonl")
-    assert not paths.session_index_dir(git_project).exists()
+    assert not Path(layout.session_index_dir(git_project)).exists()
 
 
 def test_explicit_files_are_normalised(git_project: Path) -> None:
@@ -536,8 +536,8 @@ def test_load_run_checks_the_id(git_project: Path, bad: str) -> None:
 
 def test_load_run_refuses_a_state_naming_another_run(git_project: Path) -> None:
     state = start(git_project, FakeClock())
-    source = paths.run_dir(git_project, state["run_id"])
-    target = paths.run_dir(git_project, "0badc0de")
+    source = Path(layout.run_dir(git_project, state["run_id"]))
+    target = Path(layout.run_dir(git_project, "0badc0de"))
     target.mkdir(parents=True)
     (target / "state.json").write_bytes((source / "state.json").read_bytes())
     with pytest.raises(FixloopError) as caught:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -12,19 +11,6 @@ from hypothesis import strategies as st
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id, is_run_id, new_run_id
 from fixloop.store import layout
-from fixloop.store.paths import (
-    bind_session,
-    logs_dir,
-    project_root,
-    resolve_inside,
-    resolve_run_or_file,
-    run_dir,
-    run_for_session,
-    runs_dir,
-    session_index_dir,
-    state_path,
-)
-from fixloop.store.statestore import StateStore
 
 # ---- ids -----------------------------------------------------------------------------------------
 
@@ -64,7 +50,7 @@ def test_check_run_id_rejects_non_strings(value: object) -> None:
 
 def test_project_root_prefers_claude_project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
-    assert project_root(tmp_path / "elsewhere") == tmp_path.resolve()
+    assert Path(layout.project_root(tmp_path / "elsewhere")) == tmp_path.resolve()
 
 
 def test_project_root_finds_git_directory_above_start(
@@ -74,9 +60,9 @@ def test_project_root_finds_git_directory_above_start(
     (tmp_path / ".git").mkdir()
     deep = tmp_path / "a" / "b"
     deep.mkdir(parents=True)
-    assert project_root(deep) == tmp_path.resolve()
+    assert Path(layout.project_root(deep)) == tmp_path.resolve()
     monkeypatch.chdir(deep)
-    assert project_root() == tmp_path.resolve()
+    assert Path(layout.project_root()) == tmp_path.resolve()
 
 
 def test_project_root_accepts_a_git_file_of_a_worktree(
@@ -85,7 +71,7 @@ def test_project_root_accepts_a_git_file_of_a_worktree(
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     (tmp_path / ".git").write_text("gitdir: /somewhere/else\n")
     (tmp_path / "src").mkdir()
-    assert project_root(tmp_path / "src") == tmp_path.resolve()
+    assert Path(layout.project_root(tmp_path / "src")) == tmp_path.resolve()
 
 
 def test_project_root_without_git_is_the_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,25 +79,22 @@ def test_project_root_without_git_is_the_start(tmp_path: Path, monkeypatch: pyte
     if any((parent / ".git").exists() for parent in (tmp_path, *tmp_path.parents)):
         pytest.skip("the temporary directory lies inside a git checkout")
     (tmp_path / "x").mkdir()
-    assert project_root(tmp_path / "x") == (tmp_path / "x").resolve()
+    assert Path(layout.project_root(tmp_path / "x")) == (tmp_path / "x").resolve()
     monkeypatch.chdir(tmp_path)
-    assert project_root() == tmp_path.resolve()
+    assert Path(layout.project_root()) == tmp_path.resolve()
 
 
 def test_layout_paths(tmp_path: Path) -> None:
-    assert runs_dir(tmp_path) == tmp_path / ".claude" / "fixloop" / "runs"
-    assert run_dir(tmp_path, "a1b2c3d4") == tmp_path / ".claude" / "fixloop" / "runs" / "a1b2c3d4"
-    assert state_path(tmp_path, "a1b2c3d4") == tmp_path / ".claude/fixloop/runs/a1b2c3d4/state.json"
-    assert logs_dir(tmp_path, "bugfix") == tmp_path / ".claude" / "logs" / "fixloop" / "bugfix"
-    assert logs_dir(tmp_path, "pr-review") == tmp_path / ".claude/logs/fixloop/pr-review"
-    assert session_index_dir(tmp_path) == tmp_path / ".claude" / "fixloop" / "sessions"
-
-
-def test_the_hooks_string_layout_names_the_same_places(tmp_path: Path) -> None:
-    assert layout.run_dir(str(tmp_path), "a1b2c3d4") == str(run_dir(tmp_path, "a1b2c3d4"))
-    assert layout.state_path(tmp_path, "a1b2c3d4") == str(state_path(tmp_path, "a1b2c3d4"))
-    assert layout.session_index_dir(str(tmp_path)) == str(session_index_dir(tmp_path))
-    assert layout.project_root(str(tmp_path)) == str(project_root(tmp_path))
+    assert Path(layout.runs_dir(tmp_path)) == tmp_path / ".claude" / "fixloop" / "runs"
+    assert (
+        Path(layout.run_dir(tmp_path, "a1b2c3d4")) == tmp_path / ".claude" / "fixloop" / "runs" / "a1b2c3d4"
+    )
+    assert (
+        Path(layout.state_path(tmp_path, "a1b2c3d4")) == tmp_path / ".claude/fixloop/runs/a1b2c3d4/state.json"
+    )
+    assert Path(layout.logs_dir(tmp_path, "bugfix")) == tmp_path / ".claude" / "logs" / "fixloop" / "bugfix"
+    assert Path(layout.logs_dir(tmp_path, "pr-review")) == tmp_path / ".claude/logs/fixloop/pr-review"
+    assert Path(layout.session_index_dir(tmp_path)) == tmp_path / ".claude" / "fixloop" / "sessions"
 
 
 # The hooks check ids with string operations: they must accept exactly what these patterns accept.
@@ -130,14 +113,14 @@ def test_session_id_check_is_the_pattern(value: str) -> None:
 
 def test_run_dir_rejects_a_bad_run_id(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as caught:
-        run_dir(tmp_path, "../../etc")
+        Path(layout.run_dir(tmp_path, "../../etc"))
     assert caught.value.code == "INVALID_RUN_ID"
 
 
 @pytest.mark.parametrize("workflow", ["", "../x", "a/b", "-x", "x y", "a" * 65])
 def test_logs_dir_rejects_unsafe_workflow_names(tmp_path: Path, workflow: str) -> None:
     with pytest.raises(FixloopError) as caught:
-        logs_dir(tmp_path, workflow)
+        Path(layout.logs_dir(tmp_path, workflow))
     assert caught.value.code == "INVALID_WORKFLOW"
 
 
@@ -145,43 +128,43 @@ def test_logs_dir_rejects_unsafe_workflow_names(tmp_path: Path, workflow: str) -
 
 
 def test_bind_session_writes_the_run_id_and_lookup_finds_it(tmp_path: Path) -> None:
-    target = bind_session(tmp_path, "sess-01_AB", "a1b2c3d4")
+    target = Path(layout.bind_session(tmp_path, "sess-01_AB", "a1b2c3d4"))
     assert target == tmp_path / ".claude" / "fixloop" / "sessions" / "sess-01_AB"
     assert target.read_bytes() == b"a1b2c3d4\n"
-    assert run_for_session(tmp_path, "sess-01_AB") == "a1b2c3d4"
-    bind_session(tmp_path, "sess-01_AB", "00000000")
-    assert run_for_session(tmp_path, "sess-01_AB") == "00000000"
+    assert layout.run_for_session(tmp_path, "sess-01_AB") == "a1b2c3d4"
+    Path(layout.bind_session(tmp_path, "sess-01_AB", "00000000"))
+    assert layout.run_for_session(tmp_path, "sess-01_AB") == "00000000"
     assert sorted(os.listdir(target.parent)) == ["sess-01_AB"]  # no temporary file left behind
 
 
 def test_run_for_session_unknown_or_garbage_is_none(tmp_path: Path) -> None:
-    assert run_for_session(tmp_path, "nobody") is None
-    index = session_index_dir(tmp_path)
+    assert layout.run_for_session(tmp_path, "nobody") is None
+    index = Path(layout.session_index_dir(tmp_path))
     index.mkdir(parents=True)
     (index / "garbage").write_text("not-a-run-id\n")
-    assert run_for_session(tmp_path, "garbage") is None
+    assert layout.run_for_session(tmp_path, "garbage") is None
     (index / "binary").write_bytes(b"\xff\xfe")
-    assert run_for_session(tmp_path, "binary") is None
+    assert layout.run_for_session(tmp_path, "binary") is None
 
 
 @pytest.mark.parametrize("session_id", ["", "../escape", "a/b", "a b", "a" * 129, "é", ".hidden"])
 def test_unsafe_session_ids_are_refused(tmp_path: Path, session_id: str) -> None:
     with pytest.raises(FixloopError) as caught:
-        bind_session(tmp_path, session_id, "a1b2c3d4")
+        Path(layout.bind_session(tmp_path, session_id, "a1b2c3d4"))
     assert caught.value.code == "INVALID_SESSION_ID"
-    assert run_for_session(tmp_path, session_id) is None
-    assert not session_index_dir(tmp_path).exists()
+    assert layout.run_for_session(tmp_path, session_id) is None
+    assert not Path(layout.session_index_dir(tmp_path)).exists()
 
 
 def test_bind_session_rejects_a_bad_run_id(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as caught:
-        bind_session(tmp_path, "session", "nope")
+        Path(layout.bind_session(tmp_path, "session", "nope"))
     assert caught.value.code == "INVALID_RUN_ID"
 
 
 def test_session_id_of_128_characters_is_accepted(tmp_path: Path) -> None:
-    bind_session(tmp_path, "a" * 128, "a1b2c3d4")
-    assert run_for_session(tmp_path, "a" * 128) == "a1b2c3d4"
+    Path(layout.bind_session(tmp_path, "a" * 128, "a1b2c3d4"))
+    assert layout.run_for_session(tmp_path, "a" * 128) == "a1b2c3d4"
 
 
 # ---- resolve_inside ------------------------------------------------------------------------------------
@@ -189,18 +172,18 @@ def test_session_id_of_128_characters_is_accepted(tmp_path: Path) -> None:
 
 def test_resolve_inside_accepts_paths_within_the_root(tmp_path: Path) -> None:
     root = tmp_path.resolve()
-    assert resolve_inside(root, "src/app.py") == root / "src" / "app.py"
-    assert resolve_inside(root, "src/../docs/x.md") == root / "docs" / "x.md"
-    assert resolve_inside(root, str(root / "a.txt")) == root / "a.txt"
-    assert resolve_inside(root, ".") == root
-    assert resolve_inside(root, Path("with space (1).txt")) == root / "with space (1).txt"
+    assert layout.resolve_inside(root, "src/app.py") == root / "src" / "app.py"
+    assert layout.resolve_inside(root, "src/../docs/x.md") == root / "docs" / "x.md"
+    assert layout.resolve_inside(root, str(root / "a.txt")) == root / "a.txt"
+    assert layout.resolve_inside(root, ".") == root
+    assert layout.resolve_inside(root, Path("with space (1).txt")) == root / "with space (1).txt"
 
 
 @pytest.mark.parametrize("user_path", ["../outside", "a/../../outside", "/etc/passwd", "src/../../.."])
 def test_resolve_inside_refuses_paths_outside_the_root(tmp_path: Path, user_path: str) -> None:
     (tmp_path / "project").mkdir()
     with pytest.raises(FixloopError) as caught:
-        resolve_inside(tmp_path / "project", user_path)
+        layout.resolve_inside(tmp_path / "project", user_path)
     assert caught.value.code == "PATH_OUTSIDE_PROJECT"
     assert caught.value.details["received"] == user_path
     assert caught.value.details["reason"].startswith("outside the project")
@@ -210,7 +193,7 @@ def test_resolve_inside_refuses_a_sibling_with_the_root_as_prefix(tmp_path: Path
     (tmp_path / "proj").mkdir()
     (tmp_path / "project2").mkdir()
     with pytest.raises(FixloopError):
-        resolve_inside(tmp_path / "proj", str(tmp_path / "project2" / "x"))
+        layout.resolve_inside(tmp_path / "proj", str(tmp_path / "project2" / "x"))
 
 
 def test_resolve_inside_refuses_a_symlink_leading_outside(tmp_path: Path) -> None:
@@ -218,7 +201,7 @@ def test_resolve_inside_refuses_a_symlink_leading_outside(tmp_path: Path) -> Non
     root.mkdir()
     (root / "link").symlink_to(tmp_path)
     with pytest.raises(FixloopError) as caught:
-        resolve_inside(root, "link/secret.txt")
+        layout.resolve_inside(root, "link/secret.txt")
     assert caught.value.code == "PATH_OUTSIDE_PROJECT"
 
 
@@ -227,72 +210,12 @@ def test_resolve_inside_refuses_a_symlink_leading_outside(tmp_path: Path) -> Non
 )
 def test_resolve_inside_refuses_shell_metacharacters(tmp_path: Path, user_path: str) -> None:
     with pytest.raises(FixloopError) as caught:
-        resolve_inside(tmp_path, user_path)
+        layout.resolve_inside(tmp_path, user_path)
     assert caught.value.code == "PATH_OUTSIDE_PROJECT"
     assert caught.value.details["reason"].startswith("shell metacharacters")
 
 
 def test_resolve_inside_refuses_an_empty_path(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as caught:
-        resolve_inside(tmp_path, "  ")
+        layout.resolve_inside(tmp_path, "  ")
     assert caught.value.details["reason"] == "empty path"
-
-
-# ---- resolve_run_or_file -------------------------------------------------------------------------------
-
-
-def _make_run(root: Path, run_id: str, logging: dict[str, object]) -> None:
-    StateStore(state_path(root, run_id)).create({"run_id": run_id, "logging": logging})
-
-
-def test_run_id_resolves_to_the_runs_jsonl_log(tmp_path: Path) -> None:
-    root = tmp_path.resolve()
-    log = root / ".claude/logs/fixloop/bugfix/2024-12-06_143052_frontend_a1b2c3d4.jsonl"
-    log.parent.mkdir(parents=True)
-    log.write_text("")
-    _make_run(root, "a1b2c3d4", {"log_files": {"jsonl": str(log.relative_to(root)), "text": "x.log"}})
-    assert resolve_run_or_file(root, "a1b2c3d4") == log
-
-
-def test_run_id_of_an_unknown_run(tmp_path: Path) -> None:
-    with pytest.raises(FixloopError) as caught:
-        resolve_run_or_file(tmp_path, "deadbeef")
-    assert caught.value.code == "RUN_NOT_FOUND"
-    assert caught.value.details["run_id"] == "deadbeef"
-
-
-@pytest.mark.parametrize(
-    "logging",
-    [{}, {"log_files": {}}, {"log_files": {"jsonl": ""}}, {"log_files": {"jsonl": "missing.jsonl"}}],
-)
-def test_run_without_a_usable_log(tmp_path: Path, logging: dict[str, object]) -> None:
-    _make_run(tmp_path, "a1b2c3d4", logging)
-    with pytest.raises(FixloopError) as caught:
-        resolve_run_or_file(tmp_path, "a1b2c3d4")
-    assert caught.value.code == "NO_LOG"
-
-
-def test_run_whose_log_lies_outside_the_project(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    _make_run(root, "a1b2c3d4", {"log_files": {"jsonl": str(tmp_path / "evil.jsonl")}})
-    (tmp_path / "evil.jsonl").write_text("")
-    with pytest.raises(FixloopError) as caught:
-        resolve_run_or_file(root, "a1b2c3d4")
-    assert caught.value.code == "PATH_OUTSIDE_PROJECT"
-
-
-def test_path_arguments(tmp_path: Path) -> None:
-    root = tmp_path.resolve()
-    (root / "logs").mkdir()
-    (root / "logs" / "run.jsonl").write_text(json.dumps({}) + "\n")
-    (root / "logs" / "run.log").write_text("")
-    assert resolve_run_or_file(root, "logs/run.jsonl") == root / "logs" / "run.jsonl"
-    with pytest.raises(FixloopError) as caught:
-        resolve_run_or_file(root, "logs/run.log")
-    assert caught.value.code == "INVALID_LOG_PATH"
-    with pytest.raises(FixloopError) as caught:
-        resolve_run_or_file(root, "logs/none.jsonl")
-    assert caught.value.code == "LOG_NOT_FOUND"
-    with pytest.raises(FixloopError) as caught:
-        resolve_run_or_file(root, "../other.jsonl")
-    assert caught.value.code == "PATH_OUTSIDE_PROJECT"

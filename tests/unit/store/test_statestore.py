@@ -11,8 +11,9 @@ import pytest
 from helpers_workers import increment_many
 
 from fixloop.core.errors import FixloopError
+from fixloop.store.atomic import write_atomic
 from fixloop.store.locking import file_lock
-from fixloop.store.statestore import StateStore, atomic_write_bytes, minimal_run_state_errors
+from fixloop.store.statestore import StateStore, minimal_run_state_errors
 
 T0 = 1733495452.123  # 2024-12-06T14:30:52.123Z
 
@@ -361,7 +362,7 @@ def test_concurrent_updates_lose_nothing(tmp_path: Path) -> None:
 
 def test_atomic_write_creates_directories_and_replaces(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "file.txt"
-    atomic_write_bytes(target, b"one")
-    atomic_write_bytes(target, b"two")
+    write_atomic(target, b"one")
+    write_atomic(target, b"two")
     assert target.read_bytes() == b"two"
     assert os.listdir(target.parent) == ["file.txt"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import click
 
 from fixloop import __version__
-from fixloop.cli.output import fail
+from fixloop.cli.output import fail, guarded
 from fixloop.core.errors import FixloopError
 
 # subcommand -> "module:attribute" of its click command
@@ -27,6 +28,9 @@ SUBCOMMANDS: dict[str, str] = {
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return guarded(lambda: super(LazyGroup, self).invoke(ctx))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = SUBCOMMANDS.get(cmd_name)

@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 
 import click
 
-from fixloop.cli.output import json_errors, print_json
+from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.report import logquery
-from fixloop.store import paths
+from fixloop.store import layout
 from fixloop.store.logwriter import LEVEL_LABELS, render_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,7 +51,7 @@ def normalize_levels(values: Iterable[str]) -> list[str] | None:
 
 
 def log_path(value: str) -> Path:
-    return paths.resolve_run_or_file(paths.project_root(), value)
+    return logquery.log_path(Path(layout.project_root()), value)
 
 
 def filtered(
@@ -99,7 +99,6 @@ def log() -> None:
 @log.command("show")
 @click.argument("run_or_file")
 @_filters
-@json_errors
 def show(run_or_file: str, types: tuple[str, ...], levels: tuple[str, ...]) -> None:
     """Events in time order, optionally only some types or levels."""
     path = log_path(run_or_file)
@@ -110,7 +109,6 @@ def show(run_or_file: str, types: tuple[str, ...], levels: tuple[str, ...]) -> N
 @log.command("errors")
 @click.argument("run_or_file")
 @click.option("--type", "types", multiple=True, metavar="T", help="Only this event type; repeatable.")
-@json_errors
 def errors(run_or_file: str, types: tuple[str, ...]) -> None:
     """ERROR-level events (level E)."""
     path = log_path(run_or_file)
@@ -120,7 +118,6 @@ def errors(run_or_file: str, types: tuple[str, ...]) -> None:
 
 @log.command("summary")
 @click.argument("run_or_file")
-@json_errors
 def summary(run_or_file: str) -> None:
     """Session start and end, phase durations, counts by level and type, decisions, user interactions."""
     path = log_path(run_or_file)
@@ -130,7 +127,6 @@ def summary(run_or_file: str) -> None:
 @log.command("timeline")
 @click.argument("run_or_file")
 @_filters
-@json_errors
 def timeline(run_or_file: str, types: tuple[str, ...], levels: tuple[str, ...]) -> None:
     """The text timeline `[time] LEVEL | TYPE | message`, re-rendered from the JSONL log."""
     path = log_path(run_or_file)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import Any, NoReturn, TypeVar
+
+import click
 
 from fixloop.core.errors import FixloopError
 
-P = ParamSpec("P")
 R = TypeVar("R")
 
 
@@ -24,20 +24,16 @@ def fail(error: FixloopError) -> NoReturn:
     raise SystemExit(error.exit_code)
 
 
-def json_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn FixloopError and any unexpected exception into a JSON error document and a non-zero exit."""
-
-    @functools.wraps(command)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return command(*args, **kwargs)
-        except FixloopError as error:
-            fail(error)
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except OSError as error:
-            fail(FixloopError("IO_ERROR", f"{error.strerror or error}: {error.filename or ''}".strip(": ")))
-        except Exception as error:  # the CLI contract: no traceback ever reaches a caller
-            fail(FixloopError("INTERNAL_ERROR", f"{type(error).__name__}: {error}", exit_code=70))
-
-    return wrapper
+def guarded(action: Callable[[], R]) -> R:
+    """Run `action`; turn FixloopError and any unexpected exception into a JSON error document and a
+    non-zero exit. The one error wrapper of every command (cli.LazyGroup.invoke)."""
+    try:
+        return action()
+    except FixloopError as error:
+        fail(error)
+    except (SystemExit, KeyboardInterrupt, click.exceptions.Exit, click.ClickException, click.Abort):
+        raise
+    except OSError as error:
+        fail(FixloopError("IO_ERROR", f"{error.strerror or error}: {error.filename or ''}".strip(": ")))
+    except Exception as error:  # the CLI contract: no traceback ever reaches a caller
+        fail(FixloopError("INTERNAL_ERROR", f"{type(error).__name__}: {error}", exit_code=70))

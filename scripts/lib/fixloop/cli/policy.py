@@ -5,15 +5,17 @@ A decision is data, not a failed check: these commands exit 0 whatever they deci
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from fixloop.cli.output import json_errors, print_json
+from fixloop.cli.output import print_json
 from fixloop.cli.run import parse_json_object
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.review import policy as rules
 from fixloop.runs import lifecycle
-from fixloop.store import paths
+from fixloop.store import layout
 
 
 def parse_int(text: str, name: str, code: str = "INVALID_ARGUMENT") -> int:
@@ -35,7 +37,6 @@ def policy() -> None:
 @click.argument("code")
 @click.option("--attempt", required=True, metavar="N", help="The attempt that failed (1 = the first call).")
 @click.option("--previous-error", "previous", multiple=True, metavar="CODE", help="Earlier attempts' codes.")
-@json_errors
 def retry(code: str, attempt: str, previous: tuple[str, ...]) -> None:
     """Should a call that failed with CODE be retried?"""
     print_json(rules.retry_decision(code, parse_int(attempt, "attempt"), list(previous)))
@@ -45,7 +46,6 @@ def retry(code: str, attempt: str, previous: tuple[str, ...]) -> None:
 @click.argument("score")
 @click.option("--attempt", default="1", metavar="N", help="The review attempt that was scored (1 = first).")
 @click.option("--max-retries", default=str(rules.MAX_QUALITY_RETRIES), metavar="N")
-@json_errors
 def quality(score: str, attempt: str, max_retries: str) -> None:
     """Does a review quality SCORE pass (>= 50), and is another review due?"""
     print_json(
@@ -62,7 +62,6 @@ def quality(score: str, attempt: str, max_retries: str) -> None:
 @click.option("--run", "run_id", default=None, metavar="RUN", help="Log a CONFIDENCE_DECISION in this run.")
 @click.option("--phase", default=None, metavar="N", help="With --run: the phase the decision belongs to.")
 @click.option("--factors", default=None, metavar="JSON", help="With --run: a JSON object of factor scores.")
-@json_errors
 def confidence(score: str, run_id: str | None, phase: str | None, factors: str | None) -> None:
     """auto_continue (>= 60), ask_user (>= 40) or stop."""
     decision = rules.confidence_decision(parse_int(score, "score", "INVALID_SCORE"))
@@ -73,7 +72,7 @@ def confidence(score: str, run_id: str | None, phase: str | None, factors: str |
         return
     check_run_id(run_id)
     factor_doc = parse_json_object(factors, "--factors")
-    root = paths.project_root()
+    root = Path(layout.project_root())
     state = lifecycle.load_run(root, run_id)
     lifecycle.require_running(state)
     fields = dict(decision)

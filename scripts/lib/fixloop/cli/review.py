@@ -15,14 +15,14 @@ from typing import Any
 
 import click
 
-from fixloop.cli.output import json_errors, print_json
+from fixloop.cli.output import print_json
 from fixloop.core.agent_names import CONTRACTED_AGENTS, agent_name
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.report import formats
 from fixloop.review import machine
 from fixloop.runs import lifecycle
-from fixloop.store import paths, provenance, snapshot
+from fixloop.store import layout, provenance, snapshot
 from fixloop.store.statestore import StateStore
 
 REPORT_FORMATS = ("json", "array", "markdown", "sarif")
@@ -52,13 +52,13 @@ def _now() -> int:
 
 
 def _open(run_id: str) -> tuple[Path, dict[str, Any]]:
-    root = paths.project_root()
+    root = Path(layout.project_root())
     return root, lifecycle.load_run(root, check_run_id(run_id))
 
 
 def _effects(root: Path, state: Mapping[str, Any]) -> ProjectEffects:
     project = Path(str(state.get("project_dir") or root))
-    return ProjectEffects(project, paths.run_dir(root, str(state["run_id"])))
+    return ProjectEffects(project, Path(layout.run_dir(root, str(state["run_id"]))))
 
 
 def apply_step(
@@ -101,7 +101,7 @@ def _read_input(root: Path, source: str) -> bytes:
     if source == "-":
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     else:
-        path = paths.resolve_inside(root, source)
+        path = layout.resolve_inside(root, source)
         if not path.is_file():
             raise FixloopError("INPUT_NOT_FOUND", f"No file {source}.", received=source)
         with path.open("rb") as handle:
@@ -121,7 +121,6 @@ def review() -> None:
 @click.argument("source", required=False, default="-", metavar="[FILE|-]")
 @click.option("--agent", "agent", required=True, help="The agent whose final message this is.")
 @click.option("--from-hook", "from_hook", default=None, metavar="AGENT_ID", help="Recorded by a hook.")
-@json_errors
 def record(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
     """Validate an agent's final message and record it in the current round (exit 1 when invalid)."""
     root, state = _open(run_id)
@@ -133,7 +132,7 @@ def record(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
         )
     role = machine.agent_role(name)
     raw = _read_input(root, source)
-    run_dir = paths.run_dir(root, run_id)
+    run_dir = Path(layout.run_dir(root, run_id))
     if from_hook is not None:
         provenance.check_hook_agent(run_dir, name, from_hook)
         if state.get("claude_session_id"):
@@ -178,7 +177,6 @@ def record(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
 
 @review.command("next")
 @click.argument("run_id", metavar="RUN")
-@json_errors
 def next_action(run_id: str) -> None:
     """Advance the loop with what was recorded and print the next action for the coordinator."""
     root, state = _open(run_id)
@@ -201,7 +199,6 @@ def next_action(run_id: str) -> None:
 @click.argument("run_id", metavar="RUN")
 @click.argument("choice", required=False, type=click.Choice(["rollback", "continue", "manual", "cancel"]))
 @click.option("--default", "use_default", is_flag=True, help="Apply the configured on_verification_failure.")
-@json_errors
 def choose(run_id: str, choice: str | None, use_default: bool) -> None:
     """Answer the question of an ask_user action."""
     root, state = _open(run_id)
@@ -219,7 +216,6 @@ def choose(run_id: str, choice: str | None, use_default: bool) -> None:
 
 @review.command("status")
 @click.argument("run_id", metavar="RUN")
-@json_errors
 def status(run_id: str) -> None:
     """Where the review loop stands (changes nothing)."""
     _root, state = _open(run_id)
@@ -232,7 +228,6 @@ def status(run_id: str) -> None:
 @click.option(
     "--output", "output", default=None, metavar="FILE", help="Write the report to FILE (in the project)."
 )
-@json_errors
 def report(run_id: str, fmt: str, output: str | None) -> None:
     """The review report: coordinator output (json), supervisor simple array, Markdown or SARIF."""
     root, state = _open(run_id)
@@ -248,7 +243,7 @@ def report(run_id: str, fmt: str, output: str | None) -> None:
     if output is None:
         print_json(content if fmt != "markdown" else {"run_id": run_id, "format": fmt, "content": content})
         return
-    target = paths.resolve_inside(root, output)
+    target = layout.resolve_inside(root, output)
     if target.is_dir():
         raise FixloopError("INVALID_OUTPUT", f"{output} is a directory.", received=output)
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2) + "\n"

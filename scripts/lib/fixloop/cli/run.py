@@ -9,16 +9,16 @@ from typing import Any
 
 import click
 
-from fixloop.cli.output import json_errors, print_json
+from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.runs import lifecycle
 from fixloop.runs.phases import describe_phases
-from fixloop.store import paths
+from fixloop.store import layout
 
 
 def project() -> Path:
-    return paths.project_root()
+    return Path(layout.project_root())
 
 
 def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -61,7 +61,7 @@ def gather_files(
         if files_from == "-":
             text = sys.stdin.read()
         else:
-            source = paths.resolve_inside(project(), files_from)
+            source = layout.resolve_inside(project(), files_from)
             try:
                 text = source.read_text(encoding="utf-8")
             except OSError as error:
@@ -98,7 +98,6 @@ def _files_options(command: Any) -> Any:
 @click.command("phases")
 @click.argument("workflow")
 @click.argument("argument", required=False)
-@json_errors
 def phases(workflow: str, argument: str | None) -> None:
     """Show a workflow's phases and which ones ARGUMENT (e.g. 0,1 or all) selects."""
     print_json(describe_phases(workflow, argument))
@@ -122,7 +121,6 @@ def run() -> None:
 )
 @click.option("--command", "command_text", default=None, metavar="TEXT", help="The slash command as typed.")
 @_files_options
-@json_errors
 def start(
     workflow: str,
     stack: str | None,
@@ -166,14 +164,12 @@ def start(
 
 @run.command("show")
 @click.argument("run_id")
-@json_errors
 def show(run_id: str) -> None:
     """Print a run's state."""
     print_json(lifecycle.load_run(project(), check_run_id(run_id)))
 
 
 @run.command("current")
-@json_errors
 def current() -> None:
     """Print the state of the run bound to $CLAUDE_CODE_SESSION_ID."""
     root = project()
@@ -188,7 +184,6 @@ def current() -> None:
     "--status", default=None, help="With --end: success, partial, failed, skipped or user_cancelled."
 )
 @click.option("--summary", default=None, metavar="JSON", help="With --end: a JSON object for PHASE_END.")
-@json_errors
 def phase(
     run_id: str, start_phase: str | None, end_phase: str | None, status: str | None, summary: str | None
 ) -> None:
@@ -219,7 +214,6 @@ def phase(
 @click.argument("run_id")
 @click.option("--status", required=True, help="success, partial, failed, user_cancelled or dry_run_complete.")
 @click.option("--summary", default=None, metavar="JSON", help="A JSON object for SESSION_END.")
-@json_errors
 def end(run_id: str, status: str, summary: str | None) -> None:
     """End a run with a final status; SESSION_END is logged."""
     check_run_id(run_id)
@@ -230,7 +224,6 @@ def end(run_id: str, status: str, summary: str | None) -> None:
 @run.command("files")
 @click.argument("run_id")
 @_files_options
-@json_errors
 def files(
     run_id: str,
     git_base: str | None,

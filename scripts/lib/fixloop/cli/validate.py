@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from fixloop.cli.output import json_errors, print_json
+from fixloop.cli.output import print_json
 from fixloop.contracts.extract import MAX_INPUT_BYTES
 from fixloop.core.errors import FixloopError
 
@@ -56,7 +56,6 @@ def cross_check(kind: str, document: dict[str, Any]) -> None:
 @click.command("validate")
 @click.argument("kind")
 @click.argument("file", default="-", required=False)
-@json_errors
 def validate(kind: str, file: str) -> None:
     """Validate an agent's final message (FILE, or stdin for '-') as a KIND document.
 
@@ -75,7 +74,6 @@ def validate(kind: str, file: str) -> None:
 
 @click.command("schema")
 @click.argument("kind", required=False)
-@json_errors
 def schema(kind: str | None) -> None:
     """Print the JSON Schema of KIND, or the list of kinds and their schema files without KIND."""
     from fixloop.contracts.schemagen import load_schema, schema_id, schema_path

@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
+from fixloop.core.ids import is_run_id
+from fixloop.store import layout
 from fixloop.store.logwriter import render_text
+from fixloop.store.statestore import StateStore
 
 _REQUIRED = ("ts", "level", "type")
 _PREVIEW_CHARS = 80
@@ -152,3 +155,35 @@ def _epoch_ms(ts: str) -> int | None:
     except ValueError:
         return None
     return whole * 1000 + millis
+
+
+def log_path(root: Path, value: str) -> Path:
+    """A JSONL log named by a run id (its state's logging.log_files.jsonl) or by a path in the project."""
+    if is_run_id(value):
+        try:
+            state = StateStore(Path(layout.state_path(root, value))).read()
+        except FixloopError as error:
+            if error.code == "RUN_NOT_FOUND":
+                raise FixloopError(
+                    "RUN_NOT_FOUND", f"No run {value} in {layout.runs_dir(root)}.", run_id=value
+                ) from None
+            raise
+        logging = state.get("logging")
+        log_files = logging.get("log_files") if isinstance(logging, dict) else None
+        jsonl = log_files.get("jsonl") if isinstance(log_files, dict) else None
+        if not isinstance(jsonl, str) or not jsonl:
+            raise FixloopError("NO_LOG", f"Run {value} has no JSONL log.", run_id=value)
+        path = layout.resolve_inside(root, jsonl)
+        if not path.is_file():
+            raise FixloopError(
+                "NO_LOG", f"The log of run {value} is missing: {path}.", run_id=value, path=str(path)
+            )
+        return path
+    path = layout.resolve_inside(root, value)
+    if path.suffix != ".jsonl":
+        raise FixloopError(
+            "INVALID_LOG_PATH", f"{value!r} is neither a run id nor a .jsonl file.", received=value
+        )
+    if not path.is_file():
+        raise FixloopError("LOG_NOT_FOUND", f"No log file {path}.", received=value, path=str(path))
+    return path

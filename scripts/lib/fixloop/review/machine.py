@@ -400,6 +400,11 @@ def record_agent_result(
         "attempt": record["attempts"],
         "error": problem,
         "hint": hint,
+        # What hooks report of the call, so that they never parse the answer again.
+        "agent_status": document.get("status") if problem is None and document is not None else None,
+        "issues_count": len(document.get("issues") or [])
+        if problem is None and document is not None and role == "reviewer"
+        else None,
     }
     return Transition(work, ctx.events, answer)
 

@@ -19,7 +19,7 @@ from fixloop.core.ids import check_run_id, new_run_id
 from fixloop.runs import gitfiles
 from fixloop.runs.command_args import CommandArgs, parse_command_args
 from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
-from fixloop.store import paths
+from fixloop.store import layout
 from fixloop.store.logwriter import LOG_LEVELS, EventLog, log_file_paths, utc_timestamp_ms
 from fixloop.store.statestore import StateStore, minimal_run_state_errors
 
@@ -59,7 +59,9 @@ def phase_key(number: int) -> str:
 
 
 def store_for(root: Path, run_id: str, clock: Clock | None = None) -> StateStore:
-    return StateStore(paths.state_path(root, run_id), minimal_run_state_errors, clock=clock or default_clock)
+    return StateStore(
+        Path(layout.state_path(root, run_id)), minimal_run_state_errors, clock=clock or default_clock
+    )
 
 
 def load_run(root: Path, run_id: str) -> dict[str, Any]:
@@ -67,7 +69,9 @@ def load_run(root: Path, run_id: str) -> dict[str, Any]:
     check_run_id(run_id)
     store = store_for(root, run_id)
     if not store.exists():
-        raise FixloopError("RUN_NOT_FOUND", f"No run {run_id} in {paths.runs_dir(root)}.", run_id=run_id)
+        raise FixloopError(
+            "RUN_NOT_FOUND", f"No run {run_id} in {Path(layout.runs_dir(root))}.", run_id=run_id
+        )
     state = store.read()
     if state.get("run_id") != run_id:
         raise FixloopError(
@@ -85,7 +89,7 @@ def current_run_id(root: Path, claude_session_id: str | None = None) -> str:
             f"${SESSION_ENV} is not set: there is no current Claude Code session.",
             env=SESSION_ENV,
         )
-    run_id = paths.run_for_session(root, session)
+    run_id = layout.run_for_session(root, session)
     if run_id is None:
         raise FixloopError(
             "NO_CURRENT_RUN",
@@ -142,7 +146,7 @@ def normalize_files(root: Path, files: Sequence[str]) -> list[str]:
     real_root = root.resolve()
     result: set[str] = set()
     for item in files:
-        resolved = paths.resolve_inside(real_root, item)
+        resolved = layout.resolve_inside(real_root, item)
         if resolved == real_root:
             raise FixloopError(
                 "PATH_OUTSIDE_PROJECT",
@@ -233,7 +237,7 @@ def start_run(
     loaded = load_config(root, config_file)
     files, base_ref, warnings = collect_files(root, changed_files, git_base)
     session = claude_session_id if claude_session_id is not None else os.environ.get(SESSION_ENV, "")
-    if session and not paths.is_session_id(session):
+    if session and not layout.is_session_id(session):
         raise FixloopError(
             "INVALID_SESSION_ID",
             "Invalid Claude Code session id: expected 1-128 of A-Z a-z 0-9 _ -.",
@@ -254,7 +258,7 @@ def start_run(
         log_files: dict[str, str] | None = None
         if log_enabled:
             jsonl, text = log_file_paths(
-                paths.logs_dir(root, workflow), identifier, run_id, started_ms / 1000
+                Path(layout.logs_dir(root, workflow)), identifier, run_id, started_ms / 1000
             )
             log_files = {"jsonl": str(jsonl), "text": str(text)}
         stamp = utc_timestamp_ms(started_ms / 1000)
@@ -303,7 +307,7 @@ def start_run(
         raise FixloopError("RUN_ID_COLLISION", "Could not allocate a fresh run id.")
 
     if session:
-        paths.bind_session(root, session, state["run_id"])
+        layout.bind_session(root, session, state["run_id"])
     events = run_log(state, clock)
     events.emit(
         "I",
@@ -329,8 +333,8 @@ def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:
     names = WORKFLOW_PHASES.get(str(state["workflow"]), ())
     return {
         "run_id": run_id,
-        "run_dir": str(paths.run_dir(root, run_id)),
-        "state_file": str(paths.state_path(root, run_id)),
+        "run_dir": str(Path(layout.run_dir(root, run_id))),
+        "state_file": str(Path(layout.state_path(root, run_id))),
         "log_files": state["logging"]["log_files"],
         "config": state["config"],
         "config_sources": state.get("config_sources", []),

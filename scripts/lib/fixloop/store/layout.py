@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import os
 
+from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id, is_run_id
 
 STATE_FILE = "state.json"
 SESSION_ID_MAX_LENGTH = 128
 _SESSION_ID_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
+WORKFLOW_NAME_MAX_LENGTH = 64
+_WORKFLOW_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+# Characters a shell would act on; a path holding one is refused rather than quoted.
+_SHELL_METACHARACTERS = frozenset(";|&$`<>\n\r\x00")
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     PathText = str | os.PathLike[str]
 
 
@@ -52,6 +60,20 @@ def state_path(root: PathText, run_id: str) -> str:
     return os.path.join(run_dir(root, run_id), STATE_FILE)
 
 
+def logs_dir(root: PathText, workflow: str) -> str:
+    if not (
+        0 < len(workflow) <= WORKFLOW_NAME_MAX_LENGTH
+        and _WORKFLOW_CHARACTERS.issuperset(workflow)
+        and workflow[0] not in "_-"
+    ):
+        raise FixloopError(
+            "INVALID_WORKFLOW",
+            f"Invalid workflow name {workflow!r}: use letters, digits, '-' and '_'.",
+            received=workflow,
+        )
+    return os.path.join(root, ".claude", "logs", "fixloop", workflow)
+
+
 def session_index_dir(root: PathText) -> str:
     return os.path.join(fixloop_dir(root), "sessions")
 
@@ -75,3 +97,47 @@ def run_for_session(root: PathText, claude_session_id: str) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return value if is_run_id(value) else None
+
+
+def bind_session(root: PathText, claude_session_id: str, run_id: str) -> str:
+    """Record `run_id` as the active run of a Claude Code session; returns the index file."""
+    if not is_session_id(claude_session_id):
+        raise FixloopError(
+            "INVALID_SESSION_ID",
+            "Invalid Claude Code session id: expected 1-128 of A-Z a-z 0-9 _ -.",
+            received=claude_session_id,
+        )
+    check_run_id(run_id)
+    from fixloop.store.atomic import write_atomic  # only writers pay for this import
+
+    target = os.path.join(session_index_dir(root), claude_session_id)
+    write_atomic(target, f"{run_id}\n".encode("ascii"))
+    return target
+
+
+def resolve_inside(root: PathText, user_path: PathText) -> Path:
+    """The absolute path `user_path` names, relative to `root` unless absolute, refused unless it stays
+    inside `root` (after `..` and symbolic links are resolved) and is free of shell metacharacters."""
+    from pathlib import Path
+
+    text = os.fspath(user_path)
+    if not text.strip():
+        raise _outside(text, "empty path")
+    unsafe = sorted(set(text) & _SHELL_METACHARACTERS)
+    if unsafe:
+        raise _outside(text, f"shell metacharacters {''.join(unsafe)!r}")
+    real_root = Path(root).resolve()
+    candidate = Path(text)
+    resolved = (candidate if candidate.is_absolute() else real_root / candidate).resolve()
+    if resolved != real_root and real_root not in resolved.parents:
+        raise _outside(text, f"outside the project {real_root}")
+    return resolved
+
+
+def _outside(user_path: str, reason: str) -> FixloopError:
+    return FixloopError(
+        "PATH_OUTSIDE_PROJECT",
+        f"Refused path {user_path!r}: {reason}.",
+        received=user_path,
+        reason=reason,
+    )

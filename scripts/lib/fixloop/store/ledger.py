@@ -122,30 +122,11 @@ def read_hooks_state(run_dir: PathText) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    directory, name = os.path.split(path)
-    temp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        try:  # noqa: SIM105 - contextlib costs an import on every hook
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
-
-
 def update_hooks_state(
     run_dir: PathText, fn: Callable[[dict[str, Any]], None], timeout: float = 3.0
 ) -> dict[str, Any]:
     """Run `fn` on the state under the lock and save what it left (a hook-private file: no backup)."""
+    from fixloop.store.atomic import write_atomic
     from fixloop.store.locking import file_lock
     from fixloop.store.logwriter import json_safe
 
@@ -154,5 +135,5 @@ def update_hooks_state(
         state = read_hooks_state(run_dir)
         fn(state)
         data = jsoncodec.dumps(json_safe(state), ensure_ascii=False).encode("utf-8")
-        _write_atomic(path, data + b"\n")
+        write_atomic(path, data + b"\n", durable=False)
     return state

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import is_run_id
 from fixloop.core.redact import redact
+from fixloop.store.atomic import write_atomic
 from fixloop.store.jsonl import json_objects
 from fixloop.store.locking import file_lock
 from fixloop.store.logwriter import utc_timestamp_ms
@@ -59,31 +58,6 @@ def minimal_run_state_errors(doc: Mapping[str, Any]) -> list[str]:
 def _json_type(value: Any) -> str:
     names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
-def fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers see the old or the new content, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
-    fsync_directory(path.parent)
 
 
 def encode_state(doc: Mapping[str, Any]) -> bytes:
@@ -273,7 +247,7 @@ class StateStore:
 
     def _write_io(self, path: Path, data: bytes) -> None:
         try:
-            atomic_write_bytes(path, data)
+            write_atomic(path, data)
         except OSError as error:
             raise FixloopError(
                 "STATE_WRITE_FAILED", f"Cannot write {path}: {error.strerror or error}.", path=str(path)
