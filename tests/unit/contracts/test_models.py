@@ -585,7 +585,7 @@ def test_coordinator_input_defaults_and_limits() -> None:
             "confidence_threshold": 80,
             "verify_timeout_seconds": 900,
             "use_verifier": True,
-            "max_quality_retries": 2,
+            "max_quality_retries": 3,
             "on_verification_failure": "rollback",
         },
         "context": {"workflow": "pr-review", "stack": "mixed"},

@@ -6,10 +6,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers_runs import read_events
+from pydantic import ValidationError
 
 from fixloop.cli import cli
+from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.events import ConfidenceDecision
-from fixloop.contracts.verifier import QUALITY_PASS_SCORE
+from fixloop.core import thresholds
 from fixloop.core.errors import FixloopError
 from fixloop.review import policy
 from fixloop.runs import lifecycle
@@ -18,11 +20,11 @@ from fixloop.runs import lifecycle
 
 
 def test_constants_follow_the_designs() -> None:
-    assert set(policy.RECOVERABLE_ERRORS) == {"TIMEOUT", "RATE_LIMIT", "OUTPUT_TRUNCATED"}
-    assert policy.MAX_RETRIES == 2
-    assert policy.MAX_QUALITY_RETRIES == 3
-    assert policy.QUALITY_PASS_SCORE == QUALITY_PASS_SCORE == 50
-    assert policy.CONFIDENCE_THRESHOLDS == {"auto_continue": 60, "ask_user": 40, "stop": 0}
+    assert set(thresholds.RECOVERABLE_ERRORS) == {"TIMEOUT", "RATE_LIMIT", "OUTPUT_TRUNCATED"}
+    assert thresholds.MAX_RETRIES == 2
+    assert thresholds.MAX_QUALITY_RETRIES == 3
+    assert thresholds.QUALITY_PASS_SCORE == 50
+    assert thresholds.CONFIDENCE_THRESHOLDS == {"auto_continue": 60, "ask_user": 40, "stop": 0}
 
 
 def test_first_timeout_is_retried_with_context() -> None:
@@ -170,7 +172,7 @@ def test_confidence_rejects_non_scores(score: object) -> None:
 
 def test_decision_threshold_is_a_copy() -> None:
     policy.confidence_decision(50)["threshold"]["auto_continue"] = 1
-    assert policy.CONFIDENCE_THRESHOLDS["auto_continue"] == 60
+    assert thresholds.CONFIDENCE_THRESHOLDS["auto_continue"] == 60
 
 
 # ---- CLI -----------------------------------------------------------------------------------------
@@ -239,3 +241,12 @@ def test_cli_confidence_refuses_a_phase_the_workflow_lacks(git_project: Path, fa
     code, doc = invoke("policy", "confidence", "65", "--run", run_id, "--phase", "9")
     assert code == 2
     assert doc["error"]["code"] == "INVALID_PHASE"  # type: ignore[index]
+
+
+def test_the_loop_and_the_config_share_the_quality_retry_bound() -> None:
+    """One number: the config's default and ceiling are the policy's MAX_QUALITY_RETRIES (3)."""
+    field = LoopConfig.model_fields["max_quality_retries"]
+    assert field.default == thresholds.MAX_QUALITY_RETRIES == 3
+    assert LoopConfig.model_validate({"max_quality_retries": 3}).max_quality_retries == 3
+    with pytest.raises(ValidationError):
+        LoopConfig.model_validate({"max_quality_retries": 4})

@@ -103,7 +103,7 @@ def test_start_writes_state_logs_and_session_start(
             "confidence_threshold": 80,
             "verify_timeout_seconds": 900,
             "use_verifier": True,
-            "max_quality_retries": 2,
+            "max_quality_retries": 3,
             "on_verification_failure": "rollback",
         },
         "config_sources": [],

@@ -13,6 +13,7 @@ from fixloop.cli.output import print_json
 from fixloop.cli.run import parse_json_object
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
+from fixloop.core.thresholds import MAX_QUALITY_RETRIES
 from fixloop.review import policy as rules
 from fixloop.runs import lifecycle
 from fixloop.store import layout
@@ -45,7 +46,7 @@ def retry(code: str, attempt: str, previous: tuple[str, ...]) -> None:
 @policy.command("quality")
 @click.argument("score")
 @click.option("--attempt", default="1", metavar="N", help="The review attempt that was scored (1 = first).")
-@click.option("--max-retries", default=str(rules.MAX_QUALITY_RETRIES), metavar="N")
+@click.option("--max-retries", default=str(MAX_QUALITY_RETRIES), metavar="N")
 def quality(score: str, attempt: str, max_retries: str) -> None:
     """Does a review quality SCORE pass (>= 50), and is another review due?"""
     print_json(

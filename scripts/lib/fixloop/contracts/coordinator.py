@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId
 from fixloop.core.agent_names import REVIEWER_AGENTS
+from fixloop.core.thresholds import MAX_QUALITY_RETRIES
 
 Workflow = Literal["bugfix", "pr-review", "ci-job", "execute-plan", "review"]
 Stack = Literal["frontend", "backend", "e2e", "mixed"]
@@ -34,7 +35,9 @@ class LoopConfig(Contract):
     use_verifier: bool = Field(
         default=True, description="Ask the review verifier to challenge fixable findings before fixing."
     )
-    max_quality_retries: Annotated[int, Field(ge=0, le=3, strict=True)] = 2
+    max_quality_retries: Annotated[int, Field(ge=0, le=MAX_QUALITY_RETRIES, strict=True)] = (
+        MAX_QUALITY_RETRIES
+    )
     on_verification_failure: VerificationChoice = Field(
         default="rollback",
         description="What a run that cannot ask the user does when verification fails after a fix.",

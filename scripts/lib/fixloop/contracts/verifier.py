@@ -9,8 +9,6 @@ from pydantic import Field, field_validator, model_validator
 from fixloop.contracts.common import AgentError, AgentStatus, Contract, NonEmptyStr, Score, Severity
 from fixloop.core.agent_names import VERIFIER_AGENT, agent_name
 
-QUALITY_PASS_SCORE = 50
-
 
 class AccuracyCheck(Contract):
     issue_id: NonEmptyStr

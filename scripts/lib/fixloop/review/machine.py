@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from fixloop.contracts.coordinator import LoopConfig
-from fixloop.contracts.verifier import QUALITY_PASS_SCORE
 from fixloop.core.agent_names import (
     CONTRACTED_AGENTS,
     FIXER_AGENT,
@@ -30,13 +29,13 @@ from fixloop.core.agent_names import (
     agent_name,
 )
 from fixloop.core.errors import FixloopError
+from fixloop.core.thresholds import QUALITY_ERROR_CODE, QUALITY_PASS_SCORE
 from fixloop.review.identity import Candidate, IssueRegistry
 from fixloop.store.logwriter import utc_timestamp_ms
 
 STATE_VERSION = 1
 MAX_INVALID_ATTEMPTS = 3
 VERIFIER_MAX_DISPATCHES = 3
-QUALITY_ERROR_CODE = "QUALITY_TOO_LOW"
 SEVERITY_RANK: dict[str, int] = {"critical": 4, "high": 3, "medium": 2, "low": 1}
 FAILED_STEP_STATUSES = ("failed", "timeout")
 VERIFICATION_STEPS = ("tests", "lint", "typecheck")

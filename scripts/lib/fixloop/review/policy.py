@@ -12,20 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from fixloop.core.errors import FixloopError
-
-# Error codes worth another attempt, and what the caller does before that attempt.
-RECOVERABLE_ERRORS: dict[str, str] = {
-    "TIMEOUT": "retry_same_input",
-    "RATE_LIMIT": "wait_and_retry",
-    "OUTPUT_TRUNCATED": "simplify_input",
-}
-MAX_RETRIES = 2
-
-QUALITY_PASS_SCORE = 50
-MAX_QUALITY_RETRIES = 3
-QUALITY_ERROR_CODE = "QUALITY_TOO_LOW"
-
-CONFIDENCE_THRESHOLDS: dict[str, int] = {"auto_continue": 60, "ask_user": 40, "stop": 0}
+from fixloop.core.thresholds import (
+    CONFIDENCE_THRESHOLDS,
+    MAX_QUALITY_RETRIES,
+    MAX_RETRIES,
+    QUALITY_ERROR_CODE,
+    QUALITY_PASS_SCORE,
+    RECOVERABLE_ERRORS,
+)
 
 _CODE = re.compile(r"[A-Z][A-Z0-9_]*")
 
