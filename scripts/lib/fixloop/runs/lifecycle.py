@@ -16,10 +16,9 @@ from typing import Any
 from fixloop import __version__
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id, new_run_id
-from fixloop.runs import gitfiles
 from fixloop.runs.command_args import CommandArgs, parse_command_args
 from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
-from fixloop.store import layout
+from fixloop.store import gitfiles, layout
 from fixloop.store.logwriter import LOG_LEVELS, EventLog, log_file_paths, utc_timestamp_ms
 from fixloop.store.statestore import StateStore, minimal_run_state_errors
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
-from fixloop.runs import gitfiles
+from fixloop.store import gitfiles
 
 MANIFEST = "manifest.json"
 FILES_DIR = "files"
@@ -90,12 +90,12 @@ def _git_layout(project: Path) -> tuple[Path, str] | None:
 
 
 def _git(root: Path, *args: str) -> bytes:
-    return gitfiles._git(root, *args).stdout
+    return gitfiles.run_git(root, *args).stdout
 
 
 def _head(root: Path) -> str | None:
     return (
-        gitfiles._git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+        gitfiles.run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
         .stdout.decode("ascii", "replace")
         .strip()
         or None
@@ -149,7 +149,7 @@ def _head_blob(root: Path, head: str | None, repo_path: str) -> tuple[bytes, str
     """(content, git mode) of `repo_path` in commit `head`, or None when it is not there."""
     if head is None:
         return None
-    listing = gitfiles._git(root, "ls-tree", "-z", head, "--", repo_path, check=False).stdout
+    listing = gitfiles.run_git(root, "ls-tree", "-z", head, "--", repo_path, check=False).stdout
     entry = listing.decode("utf-8", "surrogateescape").split("\0")[0]
     if not entry or "\t" not in entry:
         return None

@@ -26,7 +26,7 @@ def _unavailable(message: str, **details: object) -> FixloopError:
     return FixloopError("GIT_UNAVAILABLE", message, exit_code=1, **details)
 
 
-def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     executable = shutil.which("git")
     if executable is None:
         raise _unavailable("git is not installed (not found on PATH).")
@@ -58,7 +58,7 @@ def repo_root(project: Path) -> Path:
     """The top of the work tree that holds `project`; GIT_UNAVAILABLE when git is missing or there is none."""
     if not project.is_dir():
         raise _unavailable(f"Project directory {project} does not exist.", project=str(project))
-    result = _git(project, "rev-parse", "--show-toplevel", check=False)
+    result = run_git(project, "rev-parse", "--show-toplevel", check=False)
     if result.returncode != 0:
         stderr = result.stderr.decode("utf-8", "replace").strip()
         raise _unavailable(f"Not a git repository: {stderr or project}", project=str(project))
@@ -70,14 +70,14 @@ def _names(output: bytes) -> list[str]:
 
 
 def has_head(root: Path) -> bool:
-    return _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).returncode == 0
+    return run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).returncode == 0
 
 
 def check_base(root: Path, base: str) -> str:
     """Resolve `base` to a commit id; INVALID_GIT_BASE when it names no commit."""
     if not base or base.startswith("-") or any(ch in base for ch in "\0\n\r"):
         raise FixloopError("INVALID_GIT_BASE", f"Invalid git base {base!r}.", received=base)
-    result = _git(
+    result = run_git(
         root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{base}^{{commit}}", check=False
     )
     if result.returncode != 0:
@@ -105,17 +105,19 @@ def changed_files(project: Path, base: str | None = None) -> list[str]:
         commit = "HEAD" if has_head(root) else None
     if commit is not None:
         # The work tree against the base: covers unstaged and staged changes since it.
-        names.update(_names(_git(root, "diff", "--name-only", "-z", "--diff-filter=d", commit, "--").stdout))
+        names.update(
+            _names(run_git(root, "diff", "--name-only", "-z", "--diff-filter=d", commit, "--").stdout)
+        )
         names.update(
             _names(
-                _git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=d", commit, "--").stdout
+                run_git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=d", commit, "--").stdout
             )
         )
     else:
         # No commit yet: everything in the index is new.
-        names.update(_names(_git(root, "ls-files", "-z", "--cached").stdout))
-    names.update(_names(_git(root, "diff", "--name-only", "-z", "--diff-filter=d", "--").stdout))
-    names.update(_names(_git(root, "ls-files", "-z", "--others", "--exclude-standard").stdout))
+        names.update(_names(run_git(root, "ls-files", "-z", "--cached").stdout))
+    names.update(_names(run_git(root, "diff", "--name-only", "-z", "--diff-filter=d", "--").stdout))
+    names.update(_names(run_git(root, "ls-files", "-z", "--others", "--exclude-standard").stdout))
     result: set[str] = set()
     for name in names:
         absolute = root / name
@@ -135,9 +137,9 @@ def current_branch(project: Path) -> str | None:
     """The checked-out branch name, "HEAD" when detached, None when git or the repository is unavailable."""
     try:
         root = repo_root(project)
-        result = _git(root, "rev-parse", "--abbrev-ref", "HEAD", check=False)
+        result = run_git(root, "rev-parse", "--abbrev-ref", "HEAD", check=False)
         if result.returncode != 0:
-            result = _git(root, "symbolic-ref", "--short", "HEAD", check=False)
+            result = run_git(root, "symbolic-ref", "--short", "HEAD", check=False)
     except FixloopError:
         return None
     if result.returncode != 0:

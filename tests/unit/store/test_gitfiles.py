@@ -6,7 +6,7 @@ import pytest
 from helpers_runs import git
 
 from fixloop.core.errors import FixloopError
-from fixloop.runs import gitfiles
+from fixloop.store import gitfiles
 
 
 def write(root: Path, name: str, text: str = "x\n") -> None:
