@@ -1,12 +1,14 @@
 """The engine's layers, enforced: each package imports only the packages below it.
 
     core        standard library only; no other fixloop package
+    failures    core                                   (standard library only: test and CI output parsing)
+    plans       core                                   (standard library only: written plans)
     store       core                                   (standard library only)
     contracts   core                                   (+ pydantic, jsonschema)
-    runs        core, store, contracts
-    review      core, store, contracts, runs
-    workflows   core, store, contracts, runs, review
-    report      core, store, contracts, runs, review, workflows
+    runs        core, store, contracts, failures
+    review      core, store, contracts, runs, failures
+    workflows   core, store, contracts, runs, review, failures, plans
+    report      everything above but cli and hookside
     hookside    core, store                            (standard library only: hooks start in milliseconds)
     cli         everything                             (+ click)
 
@@ -27,16 +29,29 @@ HOOKS = ROOT / "hooks"
 
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
+    "failures": {"core"},
+    "plans": {"core"},
     "store": {"core"},
     "contracts": {"core"},
-    "runs": {"core", "store", "contracts"},
-    "review": {"core", "store", "contracts", "runs"},
-    "workflows": {"core", "store", "contracts", "runs", "review"},
-    "report": {"core", "store", "contracts", "runs", "review", "workflows"},
+    "runs": {"core", "store", "contracts", "failures"},
+    "review": {"core", "store", "contracts", "runs", "failures"},
+    "workflows": {"core", "store", "contracts", "runs", "review", "failures", "plans"},
+    "report": {"core", "store", "contracts", "runs", "review", "workflows", "failures", "plans"},
     "hookside": {"core", "store"},
-    "cli": {"core", "store", "contracts", "runs", "review", "workflows", "report", "hookside"},
+    "cli": {
+        "core",
+        "store",
+        "contracts",
+        "runs",
+        "review",
+        "workflows",
+        "report",
+        "hookside",
+        "failures",
+        "plans",
+    },
 }
-STDLIB_ONLY = {"core", "store", "hookside"}
+STDLIB_ONLY = {"core", "store", "hookside", "failures", "plans"}
 THIRD_PARTY = {"contracts": {"pydantic", "jsonschema", "annotated_types"}, "cli": {"click"}}
 TOP_LEVEL_MODULES = {"__init__", "__main__"}  # fixloop/__init__.py (the version) and python -m fixloop
 
