@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -328,3 +329,34 @@ def test_real_process_round_trip(git_project: Path) -> None:
     assert events[-1]["total_duration_ms"] == end["ended_at_ms"] - end["started_at_ms"]
     assert events[2]["duration_ms"] == end["phase_results"][0]["duration_ms"]
     assert Path(layout.run_dir(git_project, run_id)).is_dir()
+
+
+def test_a_misspelt_command_gets_a_suggestion(git_project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fixloop", "reveiw"],
+        env={**os.environ, "PYTHONPATH": str(LIB)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "UNKNOWN_COMMAND"
+    assert error["message"] == "No such command 'reveiw'. Did you mean 'review'?"
+    assert error["suggestion"] == "fixloop review"
+    assert done.stderr == ""
+
+
+def test_a_missing_run_names_the_command_that_needs_it(git_project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fixloop", "run", "show"],
+        env={**os.environ, "PYTHONPATH": str(LIB)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["message"]) == ("USAGE_ERROR", "Missing argument 'RUN'.")
+    assert error["command"] == ["run", "show"]
+    assert error["usage"] == "Usage: fixloop run show [OPTIONS] RUN"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
-import sys
 from typing import Any
 
 import click
@@ -32,6 +32,14 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         return guarded(lambda: super(LazyGroup, self).invoke(ctx))
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in SUBCOMMANDS:
+            raise unknown_command(name, sorted(SUBCOMMANDS))
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = SUBCOMMANDS.get(cmd_name)
         if target is None:
@@ -48,15 +56,29 @@ def cli() -> None:
     """fixloop engine: contracts, validation, loop decisions, run state and logs."""
 
 
+def unknown_command(name: str, known: list[str]) -> FixloopError:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return FixloopError(
+        "UNKNOWN_COMMAND",
+        f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""),
+        received=name,
+        valid_values=known,
+        suggestion=f"fixloop {close[0]}" if close else "fixloop --help",
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
-        cli.main(args=argv, prog_name="fixloop", standalone_mode=False)
+        guarded(lambda: cli.main(args=argv, prog_name="fixloop", standalone_mode=False))
     except click.exceptions.Exit as done:
         raise SystemExit(done.exit_code) from None
     except click.Abort:
         fail(FixloopError("ABORTED", "Aborted."))
     except click.UsageError as error:
-        fail(FixloopError("USAGE_ERROR", error.format_message(), command=sys.argv[1:2]))
+        context = error.ctx
+        command = context.command_path.split()[1:] if context is not None else []
+        details = {"usage": context.get_usage()} if context is not None else {}
+        fail(FixloopError("USAGE_ERROR", error.format_message(), command=command, **details))
     except click.ClickException as error:
         fail(FixloopError("USAGE_ERROR", error.format_message()))
 

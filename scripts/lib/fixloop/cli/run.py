@@ -163,7 +163,7 @@ def start(
 
 
 @run.command("show")
-@click.argument("run_id")
+@click.argument("run_id", metavar="RUN")
 def show(run_id: str) -> None:
     """Print a run's state."""
     print_json(lifecycle.load_run(project(), check_run_id(run_id)))
@@ -177,7 +177,7 @@ def current() -> None:
 
 
 @run.command("phase")
-@click.argument("run_id")
+@click.argument("run_id", metavar="RUN")
 @click.option("--start", "start_phase", default=None, metavar="N")
 @click.option("--end", "end_phase", default=None, metavar="N")
 @click.option(
@@ -211,7 +211,7 @@ def phase(
 
 
 @run.command("end")
-@click.argument("run_id")
+@click.argument("run_id", metavar="RUN")
 @click.option("--status", required=True, help="success, partial, failed, user_cancelled or dry_run_complete.")
 @click.option("--summary", default=None, metavar="JSON", help="A JSON object for SESSION_END.")
 def end(run_id: str, status: str, summary: str | None) -> None:
@@ -222,7 +222,7 @@ def end(run_id: str, status: str, summary: str | None) -> None:
 
 
 @run.command("files")
-@click.argument("run_id")
+@click.argument("run_id", metavar="RUN")
 @_files_options
 def files(
     run_id: str,

@@ -373,7 +373,7 @@ def parse_phase_number(workflow: str, value: int | str) -> int:
             f"Expected exactly one phase number for {workflow}, not {text!r}.",
             valid_values=[str(number) for number in range(count)],
             received=str(value),
-            suggestion=f"Use one number from 0 to {count - 1}.",
+            suggestion="Use 0." if count == 1 else f"Use one number from 0 to {count - 1}.",
         )
     return selected[0]
 

@@ -77,9 +77,15 @@ def parse_phases(workflow: str, argument: str | None) -> list[int]:
             f"Invalid phase value(s) for {workflow}: {', '.join(invalid) or repr(text)}.",
             valid_values=[*valid, "all"],
             received=argument,
-            suggestion=f"Use numbers 0-{len(names) - 1} or 'all'; separate several with commas, e.g. 0,1.",
+            suggestion=phase_suggestion(len(names)),
         )
     return sorted({int(part) for part in parts})
+
+
+def phase_suggestion(count: int) -> str:
+    if count == 1:
+        return "This workflow has one phase: use 0 or 'all'."
+    return f"Use numbers 0-{count - 1} or 'all'; separate several with commas, e.g. 0,1."
 
 
 def describe_phases(workflow: str, argument: str | None = None) -> dict[str, Any]:
