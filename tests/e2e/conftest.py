@@ -11,7 +11,7 @@ from claude_runner import DEFAULT_TIMEOUT, REPO_ROOT, ClaudeRunner, find_claude_
 from scripted_api import Script, ScriptedAPI
 
 # The sample project's own tests are run by the scenarios inside a throwaway copy, never collected here.
-collect_ignore = ["sample_repo", "node_modules"]
+collect_ignore = ["sample_repo", "samples", "node_modules"]
 
 StartAPI = Callable[..., ScriptedAPI]
 MakeRunner = Callable[..., ClaudeRunner]
