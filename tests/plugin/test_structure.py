@@ -2,17 +2,16 @@
 
 Checks: frontmatter, names, flat agents, the context budget of descriptions, every `fixloop:<agent>` and
 `/fixloop:<command>` named, every engine command line (subcommand path and options, against the real click
-CLI), the slash commands' run start line, the workflow coordinators' phases, and the output instructions of
-the reviewers, the fixer and the verifier against the pydantic contracts.
+CLI), the slash commands' run start line, the workflow coordinators' phases; that the reviewers, the fixer
+and the verifier hold only their own instructions (the review guide and the output contracts are generated
+from the models and sent by the engine); and that the skills' log queries name fields the events declare.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import shlex
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,9 @@ from pydantic import BaseModel
 
 from fixloop.cli import SUBCOMMANDS, cli
 from fixloop.contracts.common import AgentError
+from fixloop.contracts.events import EVENT_MODELS, Event
 from fixloop.contracts.fixer import FixAttempt, FixerOutput
+from fixloop.contracts.prompt_text import CONFIDENCE_SCALE, REVIEW_SCOPE, contract_text, review_guide_text
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
 from fixloop.contracts.verifier import (
     AccuracyCheck,
@@ -349,150 +350,165 @@ def test_coordinator_patterns_states_the_phase_ranges_of_the_engine() -> None:
         assert f"`{workflow}` {expected}" in body, workflow
 
 
-# ---- agent output contracts ------------------------------------------------------------------------
+# ---- agent instructions: each file its own focus; the shared text and contracts come from the engine ----
 
 
-@dataclass
-class Bullets:
-    """Field names of `- `name`: ...` bullets, top level and nested, with the line that names each."""
-
-    top: dict[str, str]
-    nested: dict[str, str]
-
-
-def bullet_fields(text: str) -> Bullets:
-    bullets = Bullets({}, {})
-    for indent, rest in re.findall(r"^( *)- (.*)$", text, re.M):
-        head = re.match(r"((?:`[a-z_]+`(?:,\s*)?)+)(?::|\s\()", rest)
-        if not head:
-            continue
-        level = bullets.nested if indent else bullets.top
-        for name in re.findall(r"`([a-z_]+)`", head.group(1)):
-            assert name not in level, f"{name} is described twice"
-            level[name] = rest
-    return bullets
+CONTRACT_AGENTS = {
+    **{name: "reviewer" for name in REVIEWER_AGENTS},
+    FIXER_AGENT: "fixer",
+    VERIFIER_AGENT: "verifier",
+}
+CONTRACT_MODELS = [
+    ReviewerOutput, ReviewerIssue, AgentError, FixerOutput, FixAttempt, VerifierOutput, VerificationResult,
+    AccuracyCheck, RuleComplianceCheck, QualityAssessment, MissingIssue,
+]  # fmt: skip
+MIN_SHARED_CHARS = 20  # shorter phrases ("The issue's id.") say too little to count as a copy
+MAX_REVIEWER_BODY = 1000
+MAX_REVIEWER_LINES = 10
+MAX_FIXER_VERIFIER_BODY = 1300
+SOURCE_DIRS = ("agents", "commands", "skills", "scripts/lib/fixloop")
 
 
-def inline_keys(line: str) -> set[str]:
-    """Keys of an inline `{"a", "b": ...}` object description."""
-    return set(re.findall(r'[{,]\s*"([a-z_]+)"(?=\s*[:,}])', line))
+def guide_sentences() -> list[str]:
+    """The shared review guide, sentence by sentence as the engine renders it."""
+    return [*REVIEW_SCOPE, *(meaning for _, _, meaning in CONFIDENCE_SCALE)]
 
 
-def literal_values(model: type[BaseModel], field: str) -> tuple[str, ...]:
-    annotation = model.model_fields[field].annotation
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) is typing.Literal:
-        return tuple(str(arg) for arg in args)
-    return ()
+def contract_descriptions() -> list[str]:
+    return [
+        str(info.description)
+        for model in CONTRACT_MODELS
+        for info in model.model_fields.values()
+        if info.description and len(info.description) >= MIN_SHARED_CHARS
+    ]
 
 
-def assert_literals_listed(model: type[BaseModel], fields: set[str], lines: dict[str, str]) -> None:
-    for field in fields:
-        for value in literal_values(model, field):
-            assert f"`{value}`" in lines[field] or f'"{value}"' in lines[field], (
-                f"{field}: {value} not listed"
-            )
+def shared_lines(kind: str) -> list[str]:
+    """Every line of the contract text and (for reviewers) of the review guide, without list markers."""
+    text = contract_text(kind) + ("\n" + review_guide_text() if kind == "reviewer" else "")
+    lines = [re.sub(r"^\s*- ", "", line) for line in text.splitlines()]
+    return [line for line in lines if len(line) >= MIN_SHARED_CHARS]
 
 
-def example_document(output: str) -> dict[str, Any]:
-    block = re.search(r"^```\n(.*?)\n```", output, re.S | re.M)
-    assert block, "the Output section shows no example document"
-    document = json.loads(block.group(1))
-    assert isinstance(document, dict)
-    return document
+def source_files() -> list[Path]:
+    files = []
+    for folder in SOURCE_DIRS:
+        files += [p for p in sorted((ROOT / folder).rglob("*")) if p.suffix in (".md", ".py") and p.is_file()]
+    return files
 
 
-def error_example(output: str) -> dict[str, Any]:
-    match = re.search(r'`(\{"code".*?\})`', output)
-    assert match, "no inline error object example"
-    example = json.loads(match.group(1))
-    assert isinstance(example, dict)
-    return example
+@pytest.mark.parametrize("stem", sorted(CONTRACT_AGENTS))
+def test_agent_file_holds_no_copy_of_the_shared_text(stem: str) -> None:
+    body = AGENTS[stem].body
+    copies = [line for line in shared_lines(CONTRACT_AGENTS[stem]) if line in body]
+    copies += [text for text in [*guide_sentences(), *contract_descriptions()] if text in body]
+    assert copies == []
+    for heading in ("Output", "Scope", "Confidence"):
+        assert not re.search(rf"^## {heading}", body, re.M), f"{stem} has its own '## {heading}' section"
+    assert "ONLY one JSON" not in body
 
 
-def assert_error_example(output: str) -> None:
-    example = error_example(output)
-    required = {name for name, info in AgentError.model_fields.items() if info.is_required()}
-    assert required <= set(example) <= set(AgentError.model_fields)
-    AgentError.model_validate(example)
+@pytest.mark.parametrize("stem", sorted(CONTRACT_AGENTS))
+def test_agent_file_says_who_it_is_in_the_shared_contract(stem: str) -> None:
+    # The contract the prompt carries is the same for the six reviewers: each file names its own `agent`.
+    assert AGENTS[stem].body.count(f'"agent": "{stem}"') == 1
+    assert f'"{stem}"' in contract_text(CONTRACT_AGENTS[stem])
 
 
-def fields(model: type[BaseModel]) -> set[str]:
-    return set(model.model_fields)
+def test_reviewers_have_their_own_issue_id_prefix() -> None:
+    prefixes = [re.findall(r"`([A-Z]+)-001`", AGENTS[name].body) for name in REVIEWER_AGENTS]
+    assert all(len(found) == 1 for found in prefixes), prefixes
+    assert len({found[0] for found in prefixes}) == len(REVIEWER_AGENTS)
 
 
-@pytest.mark.parametrize("name", REVIEWER_AGENTS)
-def test_reviewer_output_instructions_match_the_contract(name: str) -> None:
-    doc = AGENTS[name]
-    output = section(doc.body, "Output")
-    assert "ONLY one JSON document" in output
-    bullets = bullet_fields(output)
-    assert set(bullets.top) == fields(ReviewerOutput)
-    assert set(bullets.nested) == fields(ReviewerIssue)
-    assert_literals_listed(ReviewerOutput, {"status"}, bullets.top)
-    assert_literals_listed(ReviewerIssue, {"severity"}, bullets.nested)
-    example = example_document(output)
-    assert example["agent"] == name
-    ReviewerOutput.model_validate(example)
-    assert_error_example(output)
-    assert f"`{name}`" in bullets.top["agent"]
+def test_the_shared_text_and_the_contract_exist_once_in_the_engine() -> None:
+    files = source_files()
+    texts = {path: path.read_text(encoding="utf-8") for path in files}
+    guide_home = ROOT / "scripts/lib/fixloop/contracts/prompt_text.py"
+    for sentence in [*guide_sentences(), "Your final message is ONLY one JSON object"]:
+        holders = [path for path, text in texts.items() if sentence in text]
+        assert holders == [guide_home], (sentence, [rel(path) for path in holders])
+    for description in contract_descriptions():
+        holders = [rel(path) for path, text in texts.items() if description in text]
+        # The models state the meanings; markdown and the other engine modules only send what they render.
+        assert all(holder.startswith("scripts/lib/fixloop/contracts/") for holder in holders), holders
 
 
-def test_reviewers_share_one_contract_text() -> None:
-    # The six bodies differ in their focus only: from `## Scope` on, the text is the same once the
-    # agent's name, id prefix and example category are taken out.
-    def common_part(name: str) -> str:
-        text = AGENTS[name].body
-        tail = text[text.index("## Scope") :].replace(name, "AGENT")
-        tail = re.sub(r"`[A-Z]+-001`", "`PREFIX-001`", tail)
-        return re.sub(r"e\.g\. `[a-z-]+`", "e.g. `CATEGORY`", tail)
-
-    parts = {name: common_part(name) for name in REVIEWER_AGENTS}
-    assert len(set(parts.values())) == 1
-    prefixes = [re.search(r"`([A-Z]+)-001`", AGENTS[name].body) for name in REVIEWER_AGENTS]
-    assert len({match.group(1) for match in prefixes if match}) == len(REVIEWER_AGENTS)
+@pytest.mark.parametrize("stem", sorted(CONTRACT_AGENTS))
+def test_agent_instructions_stay_short(stem: str) -> None:
+    body = AGENTS[stem].body.strip()
+    if stem in REVIEWER_AGENTS:
+        assert len(body) <= MAX_REVIEWER_BODY, f"{len(body)} chars"
+        assert len([line for line in body.splitlines() if line.strip()]) <= MAX_REVIEWER_LINES
+        assert re.search(r"^## Look for$", body, re.M), "a reviewer states its focus under '## Look for'"
+        assert "to the other reviewers" in body, "a reviewer says what it leaves to the others"
+    else:
+        assert len(body) <= MAX_FIXER_VERIFIER_BODY, f"{len(body)} chars"
 
 
-def test_reviewers_state_one_confidence_scale_and_the_default_threshold() -> None:
-    for name in REVIEWER_AGENTS:
-        scale = section(AGENTS[name].body, "Confidence (0-100)")
-        bands = re.findall(r"^- (\d+)-(\d+):", scale, re.M)
-        numbers = [(int(low), int(high)) for low, high in bands]
-        assert numbers[0][0] == 0 and numbers[-1][1] == 100
-        assert all(high + 1 == low for (_, high), (low, _) in itertools.pairwise(numbers))
-        assert "(80 when none is given)" in scale
+# ---- log queries in the skills ---------------------------------------------------------------------
+
+SHORTHAND = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*$")
+FIELD_REF = re.compile(r"(?<![\w\]\)])\.([a-z_][a-z0-9_]*)")
 
 
-def test_fixer_output_instructions_match_the_contract() -> None:
-    output = section(AGENTS[FIXER_AGENT].body, "Output")
-    bullets = bullet_fields(output)
-    assert set(bullets.top) == fields(FixerOutput)
-    assert set(bullets.nested) == fields(FixAttempt)
-    assert_literals_listed(FixerOutput, {"status"}, bullets.top)
-    assert_literals_listed(FixAttempt, {"status"}, bullets.nested)
-    FixerOutput.model_validate(example_document(output))
-    assert_error_example(output)
+def jq_filters(body: str) -> list[str]:
+    """The filter of every `jq ...` line in the fenced blocks of a markdown body."""
+    filters = []
+    for snippet in code_snippets(body):
+        tokens = shlex.split(snippet) if snippet.startswith("jq ") else []
+        filters += [token for token in tokens[1:] if not token.startswith("-")][:1]
+    return filters
 
 
-def test_verifier_output_instructions_match_the_contract() -> None:
-    output = section(AGENTS[VERIFIER_AGENT].body, "Output")
-    bullets = bullet_fields(output)
-    lines = bullets.nested
-    assert set(bullets.top) == fields(VerifierOutput)
-    assert set(lines) == fields(VerificationResult)
-    assert inline_keys(lines["accuracy_check"]) == fields(AccuracyCheck)
-    assert inline_keys(lines["rule_compliance_check"]) == fields(RuleComplianceCheck)
-    assert inline_keys(lines["quality_assessment"]) == fields(QualityAssessment) | fields(MissingIssue)
-    assert_literals_listed(VerifierOutput, {"status"}, bullets.top)
-    assert_literals_listed(AccuracyCheck, {"accuracy_status"}, {"accuracy_status": lines["accuracy_check"]})
-    assert_literals_listed(
-        RuleComplianceCheck, {"compliance_status"}, {"compliance_status": lines["rule_compliance_check"]}
-    )
-    assert_literals_listed(
-        QualityAssessment, {"quality_level"}, {"quality_level": lines["quality_assessment"]}
-    )
-    assert_literals_listed(
-        MissingIssue, {"suggested_severity"}, {"suggested_severity": lines["quality_assessment"]}
-    )
-    VerifierOutput.model_validate(example_document(output))
-    assert_error_example(output)
+def selected_fields(jq_filter: str) -> set[str]:
+    """`.field` references and `{a, b}` shorthand keys of a jq filter."""
+    fields = set(FIELD_REF.findall(jq_filter))
+    for inside in re.findall(r"\{([^{}]*)\}", jq_filter):
+        for item in inside.split(","):
+            match = SHORTHAND.match(item)
+            if match:
+                fields.add(match.group(1))
+    return fields
+
+
+def unknown_event_fields(jq_filter: str) -> list[str]:
+    """`TYPE.field` for each field the filter takes from an event type whose model does not declare it."""
+    types = re.findall(r'\.type\s*==\s*"([A-Z_]+)"', jq_filter)
+    models: dict[str, type[BaseModel]] = {t: EVENT_MODELS[t] for t in types if t in EVENT_MODELS}
+    wrong = [f"{t} (no such event type)" for t in types if t not in EVENT_MODELS]
+    for field in sorted(selected_fields(jq_filter)):
+        for name, model in (models or {"any event": Event}).items():
+            if field not in model.model_fields:
+                wrong.append(f"{name}.{field}")
+    return wrong
+
+
+def test_the_jq_field_check_catches_a_field_no_event_declares() -> None:
+    bad = 'select(.type == "REVIEW_PARALLEL_END") | {iteration, total_issues, fixable_issues}'
+    assert unknown_event_fields(bad) == ["REVIEW_PARALLEL_END.fixable_issues"]
+    assert unknown_event_fields('select(.level == "E") | .agent') == ["any event.agent"]
+    assert unknown_event_fields('select(.type == "NOPE")') == ["NOPE (no such event type)"]
+    assert selected_fields("{a, b: .c, d} | sort_by(.ts)") == {"a", "c", "d", "ts"}
+
+
+@pytest.mark.parametrize("name", sorted(SKILLS))
+def test_skill_jq_queries_name_only_fields_the_events_declare(name: str) -> None:
+    filters = jq_filters(SKILLS[name].body)
+    if name == "workflow-logging":
+        assert len(filters) >= 5
+    for jq_filter in filters:
+        assert unknown_event_fields(jq_filter) == [], jq_filter
+
+
+def test_skill_event_field_lists_name_declared_fields() -> None:
+    events = section(SKILLS["workflow-logging"].body, "Events")
+    listed = re.findall(r"`([A-Z_]+)` \(([^)]*)\)", events)
+    checked = 0
+    for event_type, inside in listed:
+        names = [item.strip() for item in inside.split(",")]
+        if not all(re.fullmatch(r"[a-z_]+", item) for item in names):
+            continue  # prose, not a field list
+        checked += 1
+        assert set(names) <= set(EVENT_MODELS[event_type].model_fields), event_type
+    assert checked >= 5

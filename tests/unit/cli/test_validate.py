@@ -254,7 +254,12 @@ def test_unknown_kind_and_usage_errors() -> None:
     assert result.returncode == 2
     assert json.loads(result.stdout) == {
         "status": "failed",
-        "error": {"code": "USAGE_ERROR", "message": "Missing argument 'KIND'.", "command": ["validate"]},
+        "error": {
+            "code": "USAGE_ERROR",
+            "message": "Missing argument 'KIND'.",
+            "command": ["validate"],
+            "usage": "Usage: fixloop validate [OPTIONS] KIND [FILE]",
+        },
     }
 
 

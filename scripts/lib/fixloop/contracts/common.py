@@ -44,8 +44,8 @@ class Contract(BaseModel):
 
 
 class AgentError(Contract):
-    code: NonEmptyStr
-    message: NonEmptyStr
-    phase: str = "unknown"
-    recoverable: bool = False
-    stack_trace: str | None = None
+    code: NonEmptyStr = Field(description="Upper-case error code, e.g. MISSING_INPUT or TIMEOUT.")
+    message: NonEmptyStr = Field(description="What went wrong.")
+    phase: str = Field(default="unknown", description="Where it went wrong, e.g. reading or analysis.")
+    recoverable: bool = Field(default=False, description="true when another attempt could succeed.")
+    stack_trace: str | None = Field(default=None, description="Technical detail, if any.")

@@ -110,6 +110,8 @@ class ConfidenceDecision(Event):
     confidence_score: Annotated[int, Field(ge=0, le=100)]
     threshold: dict[str, int]
     decision: Literal["auto_continue", "ask_user", "stop"]
+    phase: str | None = None
+    factors: dict[str, Any] | None = None
 
 
 class UserInteraction(Event):

@@ -11,12 +11,14 @@ from fixloop.core.agent_names import FIXER_AGENT, agent_name
 
 
 class FixAttempt(Contract):
-    issue_id: NonEmptyStr
+    issue_id: NonEmptyStr = Field(description="The issue's id.")
     status: Literal["succeeded", "failed", "skipped"] = Field(
         description="skipped: not attempted; failed: attempted without success."
     )
-    reason: str | None = None
-    files: list[RepoPath] = Field(default_factory=list)
+    reason: str | None = Field(default=None, description="Why; required unless status is succeeded.")
+    files: list[RepoPath] = Field(
+        default_factory=list, description="Files changed for this issue, relative to the repository root."
+    )
 
     @model_validator(mode="after")
     def _reason_when_not_fixed(self) -> FixAttempt:
@@ -26,11 +28,17 @@ class FixAttempt(Contract):
 
 
 class FixerOutput(Contract):
-    status: Literal["success", "partial", "failed"]
-    agent: NonEmptyStr
-    results: list[FixAttempt] = Field(default_factory=list)
-    files_modified: list[RepoPath] = Field(default_factory=list)
-    error: AgentError | None = None
+    status: Literal["success", "partial", "failed"] = Field(
+        description="success: every issue fixed; partial: some fixed; failed: none fixed."
+    )
+    agent: NonEmptyStr = Field(description="Your agent name.", json_schema_extra={"enum": [FIXER_AGENT]})
+    results: list[FixAttempt] = Field(default_factory=list, description="One object per issue given.")
+    files_modified: list[RepoPath] = Field(
+        default_factory=list, description="Every file you changed, relative to the repository root."
+    )
+    error: AgentError | None = Field(
+        default=None, description="Only when you could not work at all, e.g. the prompt has no issues."
+    )
 
     @field_validator("agent")
     @classmethod

@@ -31,19 +31,26 @@ SUPERVISOR_LABELS = ("Quality", "Security", "Performance", "Functionality")
 
 
 class ReviewerIssue(Contract):
-    id: NonEmptyStr
-    severity: Severity
-    confidence: Confidence
+    id: NonEmptyStr = Field(description="Unique in this document: your id prefix and a number, e.g. CR-001.")
+    severity: Severity = Field(
+        description="critical: security hole, data loss, crash in normal use; high: wrong behaviour likely; "
+        "medium: robustness or maintainability cost; low: minor."
+    )
+    confidence: Confidence = Field(description="How sure you are that the issue is real.")
     file: NonEmptyStr = Field(description="Path relative to the repository root.")
-    line: Annotated[int, Field(ge=1, strict=True)]
-    end_line: Annotated[int, Field(ge=1, strict=True)] | None = None
-    category: NonEmptyStr
-    rule: str | None = None
-    description: NonEmptyStr
-    suggestion: str
-    auto_fixable: bool
-    existing_code: str | None = None
-    improved_code: str | None = None
+    line: Annotated[int, Field(ge=1, strict=True)] = Field(description="First line of the issue.")
+    end_line: Annotated[int, Field(ge=1, strict=True)] | None = Field(
+        default=None, description="Last line of the issue, not before line."
+    )
+    category: NonEmptyStr = Field(description="Short kebab-case label, e.g. logic-error.")
+    rule: str | None = Field(default=None, description="The written rule or convention broken, and its file.")
+    description: NonEmptyStr = Field(description="What is wrong and why it matters.")
+    suggestion: str = Field(description="The concrete change to make.")
+    auto_fixable: bool = Field(
+        description="true when a fixer can make the change locally, with no design decision."
+    )
+    existing_code: str | None = Field(default=None, description="The code at fault, a short excerpt.")
+    improved_code: str | None = Field(default=None, description="The code as it should be, a short excerpt.")
 
     @model_validator(mode="before")
     @classmethod
@@ -92,11 +99,15 @@ class ReviewerIssue(Contract):
 
 
 class ReviewerOutput(Contract):
-    status: AgentStatus
-    agent: NonEmptyStr
-    issues: list[ReviewerIssue] = Field(default_factory=list)
-    positive_observations: list[str] = Field(default_factory=list)
-    error: AgentError | None = None
+    status: AgentStatus = Field(description="success, or failed when you could not review (then give error).")
+    agent: NonEmptyStr = Field(
+        description="Your own agent name.", json_schema_extra={"enum": list(REVIEWER_AGENTS)}
+    )
+    issues: list[ReviewerIssue] = Field(
+        default_factory=list, description="One object per issue at or above the confidence threshold."
+    )
+    positive_observations: list[str] = Field(default_factory=list, description="Things done well.")
+    error: AgentError | None = Field(default=None, description="Only with status failed: why.")
 
     @field_validator("agent")
     @classmethod

@@ -1,6 +1,6 @@
 """Generate the checked-in JSON Schemas (draft 2020-12) of every document KIND from the pydantic models.
 
-    python -m fixloop.contracts.schemagen           rewrite scripts/lib/fixloop/schemas/<kind>.schema.json
+    python -m fixloop.contracts.schemagen           rewrite fixloop/contracts/schemas/<kind>.schema.json
     python -m fixloop.contracts.schemagen --check   exit 1 and list the files that differ from the models
 
 The schemas describe the canonical documents (what `fixloop validate` prints). The validator also accepts a
@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fixloop.contracts.validation import KIND_DESCRIPTIONS, KIND_EXAMPLES, KINDS
+from fixloop.contracts.examples import KIND_EXAMPLES
+from fixloop.contracts.kinds import KIND_DESCRIPTIONS, KINDS
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

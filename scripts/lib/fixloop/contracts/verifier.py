@@ -8,14 +8,19 @@ from pydantic import Field, field_validator, model_validator
 
 from fixloop.contracts.common import AgentError, AgentStatus, Contract, NonEmptyStr, Score, Severity
 from fixloop.core.agent_names import VERIFIER_AGENT, agent_name
+from fixloop.core.thresholds import QUALITY_PASS_SCORE
 
 
 class AccuracyCheck(Contract):
-    issue_id: NonEmptyStr
-    accuracy_status: Literal["CORRECT", "INCORRECT", "PARTIALLY_CORRECT"]
-    evidence: NonEmptyStr
-    deletion_required: bool
-    deletion_reason: str | None = None
+    issue_id: NonEmptyStr = Field(description="The issue's id.")
+    accuracy_status: Literal["CORRECT", "INCORRECT", "PARTIALLY_CORRECT"] = Field(
+        description="Whether the code shows the finding is true."
+    )
+    evidence: NonEmptyStr = Field(description="What you saw in the code, with file and line.")
+    deletion_required: bool = Field(
+        description="true to drop a finding that is false, handled elsewhere, or outside the change."
+    )
+    deletion_reason: str | None = Field(default=None, description="Why; required when deletion_required.")
 
     @model_validator(mode="after")
     def _reason_for_deletion(self) -> AccuracyCheck:
@@ -25,17 +30,19 @@ class AccuracyCheck(Contract):
 
 
 class RuleComplianceCheck(Contract):
-    issue_id: NonEmptyStr
-    compliance_status: Literal["COMPLIANT", "VIOLATED"]
-    violated_rules: list[str] = Field(default_factory=list)
-    deletion_required: bool
-    violation_reason: str | None = None
+    issue_id: NonEmptyStr = Field(description="The issue's id.")
+    compliance_status: Literal["COMPLIANT", "VIOLATED"] = Field(
+        description="VIOLATED when following the suggestion would break a rule or constraint."
+    )
+    violated_rules: list[str] = Field(default_factory=list, description="The rules it would break.")
+    deletion_required: bool = Field(description="true when the violation makes the suggestion harmful.")
+    violation_reason: str | None = Field(default=None, description="How the suggestion breaks them.")
 
 
 class MissingIssue(Contract):
-    description: NonEmptyStr
-    evidence: str
-    suggested_severity: Severity
+    description: NonEmptyStr = Field(description="The issue the reviewers missed.")
+    evidence: str = Field(description="Where the code shows it.")
+    suggested_severity: Severity = Field(description="The severity it deserves.")
 
     @field_validator("suggested_severity", mode="before")
     @classmethod
@@ -44,25 +51,38 @@ class MissingIssue(Contract):
 
 
 class QualityAssessment(Contract):
-    overall_score: Score
-    quality_level: Literal["EXCELLENT", "GOOD", "ACCEPTABLE", "POOR"]
-    strengths: list[str] = Field(default_factory=list)
-    weaknesses: list[str] = Field(default_factory=list)
-    missing_issues: list[MissingIssue] = Field(default_factory=list)
+    overall_score: Score = Field(
+        description=f"The review's quality; below {QUALITY_PASS_SCORE} sends it back to be done again."
+    )
+    quality_level: Literal["EXCELLENT", "GOOD", "ACCEPTABLE", "POOR"] = Field(
+        description=f"EXCELLENT 85-100, GOOD 70-84, ACCEPTABLE {QUALITY_PASS_SCORE}-69, "
+        f"POOR below {QUALITY_PASS_SCORE}."
+    )
+    strengths: list[str] = Field(default_factory=list, description="What the review did well.")
+    weaknesses: list[str] = Field(default_factory=list, description="What the review did badly.")
+    missing_issues: list[MissingIssue] = Field(
+        default_factory=list, description="Important issues the reviewers missed."
+    )
 
 
 class VerificationResult(Contract):
-    accuracy_check: list[AccuracyCheck] = Field(default_factory=list)
-    rule_compliance_check: list[RuleComplianceCheck] = Field(default_factory=list)
-    quality_assessment: QualityAssessment
+    accuracy_check: list[AccuracyCheck] = Field(
+        default_factory=list, description="One object per issue: is the finding true?"
+    )
+    rule_compliance_check: list[RuleComplianceCheck] = Field(
+        default_factory=list, description="One object per issue: may its suggestion be followed?"
+    )
+    quality_assessment: QualityAssessment = Field(description="The review as a whole.")
 
 
 class VerifierOutput(Contract):
-    status: AgentStatus
-    agent: NonEmptyStr
-    task_id: str | None = None
-    verification_result: VerificationResult | None = None
-    error: AgentError | None = None
+    status: AgentStatus = Field(description="success, or failed when you could not verify (then give error).")
+    agent: NonEmptyStr = Field(description="Your agent name.", json_schema_extra={"enum": [VERIFIER_AGENT]})
+    task_id: str | None = Field(default=None, description="The review task's task_id.")
+    verification_result: VerificationResult | None = Field(
+        default=None, description="Required with status success."
+    )
+    error: AgentError | None = Field(default=None, description="Only with status failed: why.")
 
     @field_validator("agent")
     @classmethod

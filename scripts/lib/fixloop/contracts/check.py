@@ -1,0 +1,78 @@
+"""Check an agent's raw final message against the contract of its KIND, as a value: `Checked`.
+
+`check_text(kind, raw)` never raises for a fault of the agent's content (an empty message, no JSON, a cut-off
+document, contract violations): it returns `Checked(document=None, error={...})` with the error object of
+`fixloop.contracts.validation` (`code`, `message`, `kind`, ... and a `hint`). An unknown KIND is the
+caller's mistake and still raises FixloopError UNKNOWN_KIND.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from fixloop.contracts.extract import find_document
+from fixloop.contracts.kinds import model_for, required_fields
+from fixloop.contracts.problems import Problem
+from fixloop.contracts.violations import violation_problem, violations_from
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Either the normalized document (`error` is None) or the error object (`document` is None)."""
+
+    document: dict[str, Any] | None
+    error: dict[str, Any] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def check_text(kind: str, raw: bytes | str) -> Checked:
+    """The normalized document for an agent's raw message, or the error object saying what is wrong."""
+    return _checked(kind, parse_raw(kind, raw))
+
+
+def check_document(kind: str, document: Any) -> Checked:
+    """Like check_text, for an already-parsed JSON value."""
+    return _checked(kind, parse_value(kind, document))
+
+
+def parse_raw(kind: str, raw: bytes | str) -> BaseModel | Problem:
+    """The validated model instance for an agent's raw message (for `event`: an EventDocument)."""
+    found = find_document(raw, required_fields(kind))
+    if isinstance(found, Problem):
+        return found.with_kind(kind)
+    return parse_value(kind, found.document)
+
+
+def parse_value(kind: str, document: Any) -> BaseModel | Problem:
+    model = model_for(kind)
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        violations = violations_from(kind, error)
+    except RecursionError:
+        violations = [{"path": "$", "message": "is nested too deeply", "type": "recursion"}]
+    return violation_problem(kind, document, violations)
+
+
+def dump(kind: str, instance: BaseModel) -> dict[str, Any] | Problem:
+    """`model_dump(mode="json")`: every field, defaults and nulls included."""
+    try:
+        dumped = instance.model_dump(mode="json")
+    except (ValueError, RecursionError):  # pydantic refuses to serialize about 255+ levels of nesting
+        violation = {"path": "$", "message": "is nested too deeply to store", "type": "too_deep"}
+        return violation_problem(kind, None, [violation])
+    assert isinstance(dumped, dict)
+    return dumped
+
+
+def _checked(kind: str, parsed: BaseModel | Problem) -> Checked:
+    result = parsed if isinstance(parsed, Problem) else dump(kind, parsed)
+    if isinstance(result, Problem):
+        return Checked(None, result.error())
+    return Checked(result, None)

@@ -1,0 +1,148 @@
+"""The agent-facing text of the contracts, generated from the models so it cannot drift from them.
+
+- `contract_text(kind)`: for `reviewer`, `fixer` and `verifier`, the exact JSON shape the agent must answer
+  with: every field, nested ones indented, with its type or allowed values, whether it is required, and its
+  meaning (the field's description in the model). A field added to a model appears here by itself.
+- `review_guide_text(confidence_threshold)`: how every reviewer works (scope, the confidence scale, the
+  threshold), shared by the six reviewers; each reviewer's own markdown holds only its focus.
+
+Both are sent in the engine's prompts, so they stay compact.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
+from fixloop.contracts.fixer import FixerOutput
+from fixloop.contracts.kinds import UNKNOWN_KIND
+from fixloop.contracts.reviewer import ReviewerOutput
+from fixloop.contracts.verifier import VerifierOutput
+from fixloop.core.errors import FixloopError
+
+CONTRACT_MODELS: dict[str, type[BaseModel]] = {
+    "reviewer": ReviewerOutput,
+    "fixer": FixerOutput,
+    "verifier": VerifierOutput,
+}
+CONTRACT_KINDS: tuple[str, ...] = tuple(CONTRACT_MODELS)
+INDENT = "  "
+
+# (lowest, highest, meaning): contiguous bands from 0 to 100.
+CONFIDENCE_SCALE: tuple[tuple[int, int, str], ...] = (
+    (0, 25, "probably wrong, or a matter of taste."),
+    (26, 50, "plausible, but not checked against the code."),
+    (51, 79, "real but minor, or depends on context you could not check."),
+    (80, 89, "checked in the code; it will matter in practice."),
+    (90, 100, "certain; the code shows it happens."),
+)
+REVIEW_SCOPE: tuple[str, ...] = (
+    "Review the changed lines and the code they touch; read surrounding code, callers and tests as needed.",
+    "Stay read-only: use Bash only for read-only git commands such as `git diff BASE -- FILE` and `git log`.",
+    "Check every finding against the code before you report it; report each issue once, at its exact lines.",
+    "Keep to your own focus: what it leaves to the other reviewers, they report.",
+)
+
+
+def default_confidence_threshold() -> int:
+    default = LoopConfig.model_fields["confidence_threshold"].default
+    assert isinstance(default, int)
+    return default
+
+
+def review_guide_text(confidence_threshold: int | None = None) -> str:
+    """How every fixloop reviewer reviews; the threshold defaults to the loop configuration's."""
+    threshold = default_confidence_threshold() if confidence_threshold is None else confidence_threshold
+    lines = ["How to review:", *(f"- {rule}" for rule in REVIEW_SCOPE)]
+    lines.append(f"Confidence (0-100); report only issues with confidence >= {threshold}:")
+    lines += [f"- {low}-{high}: {meaning}" for low, high, meaning in CONFIDENCE_SCALE]
+    return "\n".join(lines)
+
+
+def contract_text(kind: str) -> str:
+    """The JSON answer an agent of `kind` (reviewer, fixer or verifier) must give, field by field."""
+    model = contract_model(kind)
+    lines = [
+        f"Your final message is ONLY one JSON object, the {kind} contract: no prose, no code fence.",
+        "Fields (nested ones indented); `required` fields must be present, the others may be left out:",
+        *field_lines(model),
+    ]
+    return "\n".join(lines)
+
+
+def contract_model(kind: str) -> type[BaseModel]:
+    try:
+        return CONTRACT_MODELS[kind]
+    except KeyError:
+        raise FixloopError(
+            UNKNOWN_KIND,
+            f"No contract text for kind '{kind}'; use one of: {', '.join(CONTRACT_KINDS)}.",
+            kind=kind,
+            allowed=list(CONTRACT_KINDS),
+        ) from None
+
+
+def field_lines(model: type[BaseModel], depth: int = 0) -> Iterator[str]:
+    """`- name (required; shape): description`, one line per field, nested objects below their field."""
+    for name, info in model.model_fields.items():
+        shape, nested = field_shape(info)
+        flag = "required" if info.is_required() else "optional"
+        line = f"{INDENT * depth}- {name} ({flag}; {shape})"
+        if info.description:
+            line += f": {info.description}"
+        yield line
+        if nested is not None:
+            yield from field_lines(nested, depth + 1)
+
+
+def field_shape(info: FieldInfo) -> tuple[str, type[BaseModel] | None]:
+    """The JSON shape of a field in words, and the model of its objects when they have fields to list."""
+    extra = info.json_schema_extra
+    allowed = extra.get("enum") if isinstance(extra, Mapping) else None
+    if isinstance(allowed, list) and allowed:
+        return _alternatives(allowed), None
+    return _shape(info.annotation, list(info.metadata))
+
+
+def _shape(annotation: Any, constraints: list[Any]) -> tuple[str, type[BaseModel] | None]:
+    core, constraints = unwrap(annotation, constraints)
+    origin = typing.get_origin(core)
+    if isinstance(core, type) and issubclass(core, BaseModel):
+        return "object", core
+    if origin is list:
+        (item,) = typing.get_args(core) or (Any,)
+        shape, nested = _shape(item, [])
+        return f"array of {_plural(shape)}", nested
+    if origin is Literal:
+        return _alternatives(list(typing.get_args(core))), None
+    if core is bool:
+        return "true | false", None
+    if core is int:
+        return "integer" + range_text(constraints), None
+    if core is float:
+        return "number" + range_text(constraints), None
+    if core is str:
+        pattern = pattern_of(constraints)
+        if pattern:
+            return f"string matching {pattern}", None
+        return ("non-empty string" if min_length(constraints) else "string"), None
+    if origin is dict:
+        return "object", None
+    return "any JSON value", None
+
+
+def _alternatives(values: list[Any]) -> str:
+    return " | ".join(json.dumps(value) for value in values)
+
+
+def _plural(shape: str) -> str:
+    if shape == "object" or shape.endswith("string"):
+        return shape + "s"
+    return shape
