@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from fixloop.contracts.config_check import config_violations, parse_config
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core.errors import FixloopError
 
@@ -34,13 +33,6 @@ class LoadedConfig:
 
     def dump(self) -> dict[str, Any]:
         return self.config.model_dump(mode="json")
-
-
-def _path_text(location: tuple[int | str, ...]) -> str:
-    text = "$"
-    for part in location:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
 
 
 def _invalid(source: Path, violations: list[dict[str, str]]) -> FixloopError:
@@ -84,13 +76,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _violations(document: dict[str, Any]) -> list[dict[str, str]]:
-    violations: list[dict[str, str]] = []
-    try:
-        LoopConfig.model_validate(document, strict=True)
-    except ValidationError as error:
-        for item in error.errors():
-            message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
-            violations.append({"path": _path_text(tuple(item["loc"])), "message": message})
+    violations = config_violations(document)
     for name in COMMAND_FIELDS.values():
         value = document.get(name)
         if isinstance(value, str) and not value.strip():
@@ -116,22 +102,21 @@ def load_config(project: Path, config_file: str | Path | None = None) -> LoadedC
     violations = _violations(merged)
     if violations:  # each file is valid alone, so this cannot happen; kept as a guard
         raise _invalid(Path(sources[-1]) if sources else project_file, violations)
-    return LoadedConfig(config=LoopConfig.model_validate(merged, strict=True), sources=sources)
+    parsed = parse_config(merged)
+    assert not isinstance(parsed, list)  # no violations, checked above
+    return LoadedConfig(config=parsed, sources=sources)
 
 
 def config_from_dump(document: object) -> LoopConfig:
     """The LoopConfig stored in a run's state (the state file is data from disk: validate it again)."""
     if not isinstance(document, dict):
         raise FixloopError("INVALID_STATE", "The run state has no config object.", field="config")
-    try:
-        return LoopConfig.model_validate(document, strict=True)
-    except ValidationError as error:
-        violations = [
-            {"path": _path_text(tuple(item["loc"])), "message": item["msg"]} for item in error.errors()
-        ]
+    parsed = parse_config(document)
+    if isinstance(parsed, list):
         raise FixloopError(
-            "INVALID_STATE", "The run state's config is invalid.", field="config", violations=violations
-        ) from None
+            "INVALID_STATE", "The run state's config is invalid.", field="config", violations=parsed
+        )
+    return parsed
 
 
 def command_status(config: LoopConfig) -> dict[str, dict[str, Any]]:
