@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.UsageError as error:
         context = error.ctx
         command = context.command_path.split()[1:] if context is not None else []
-        details = {"usage": context.get_usage()} if context is not None else {}
+        details: dict[str, Any] = {"usage": context.get_usage()} if context is not None else {}
         fail(FixloopError("USAGE_ERROR", error.format_message(), command=command, **details))
     except click.ClickException as error:
         fail(FixloopError("USAGE_ERROR", error.format_message()))
