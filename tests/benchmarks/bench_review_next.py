@@ -4,8 +4,9 @@ Run: python3 tests/benchmarks/bench_review_next.py
 Prints, for 1k / 10k / 30k total issues (6 reviewers; a fifth of each reviewer's issues duplicate another
 reviewer's, so merging has real work): the pure state-machine step (decide_next: merge, stable ids, fixable
 selection), the same step on a state that already has ids from an earlier round (the cross-round matching
-path), and the whole `review next` command as the CLI runs it (cli_review.apply_step: load state.json, update
-under the lock with the garbage collector paused, write it back). No assertions: these are figures to read.
+path), and the whole `review next` command as the CLI runs it (review.runner.apply_step: load state.json,
+update under the lock with the garbage collector paused, write it back). No assertions: these are figures
+to read.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any
 
 LIB = Path(__file__).resolve().parents[2] / "scripts" / "lib"
 
-from fixloop.cli.review import apply_step  # noqa: E402
 from fixloop.contracts.coordinator import LoopConfig  # noqa: E402
 from fixloop.core.agent_names import REVIEWER_AGENTS  # noqa: E402
-from fixloop.review import machine as review_state  # noqa: E402
+from fixloop.review.gate import attach_verification  # noqa: E402
+from fixloop.review.machine import decide_next  # noqa: E402
+from fixloop.review.record import record_agent_result  # noqa: E402
+from fixloop.review.runner import apply_step  # noqa: E402
 from fixloop.store.statestore import StateStore  # noqa: E402
 
 WORDS = ("null", "await", "handle", "bound", "cast", "lock", "retry", "cache", "index", "parse")
@@ -62,17 +65,17 @@ def reviewing_state(total: int) -> dict[str, Any]:
         "error_count": 0,
         "review": {},
     }
-    state = review_state.decide_next(state, None, 1).state  # -> verify (initial gate)
-    review_state.attach_verification(
+    state = decide_next(state, None, 1).state  # -> verify (initial gate)
+    attach_verification(
         state,
         {"tests": {"status": "passed"}, "lint": {"status": "passed"}, "typecheck": {"status": "passed"}},
     )
-    state = review_state.decide_next(state, None, 1).state  # -> review
+    state = decide_next(state, None, 1).state  # -> review
     per_agent = total // len(REVIEWER_AGENTS)
     for agent_index, agent in enumerate(REVIEWER_AGENTS):
         issues = [make_issue(agent_index, number, shared=number % 5 == 0) for number in range(per_agent)]
         document = {"status": "success", "agent": agent, "issues": issues, "positive_observations": []}
-        state = review_state.record_agent_result(state, agent, document, now_ms=2, inplace=True).state
+        state = record_agent_result(state, agent, document, now_ms=2, inplace=True).state
     return state
 
 
@@ -85,15 +88,15 @@ def timed(fn: Any) -> tuple[float, Any]:
 def second_round_state(total: int) -> dict[str, Any]:
     """Round 1 closed and fixed; round 2 requested with the same findings shifted by 3 lines."""
     state = reviewing_state(total)
-    state = review_state.decide_next(state, None, 3, inplace=True).state  # -> fix
+    state = decide_next(state, None, 3, inplace=True).state  # -> fix
     fixer = {"status": "success", "agent": "review-fixer", "results": [], "files_modified": []}
-    state = review_state.record_agent_result(state, "review-fixer", fixer, now_ms=4, inplace=True).state
-    state = review_state.decide_next(state, None, 5, inplace=True).state  # -> verify
-    review_state.attach_verification(
+    state = record_agent_result(state, "review-fixer", fixer, now_ms=4, inplace=True).state
+    state = decide_next(state, None, 5, inplace=True).state  # -> verify
+    attach_verification(
         state,
         {"tests": {"status": "passed"}, "lint": {"status": "passed"}, "typecheck": {"status": "passed"}},
     )
-    state = review_state.decide_next(state, None, 6, inplace=True).state  # -> review round 2
+    state = decide_next(state, None, 6, inplace=True).state  # -> review round 2
     per_agent = total // len(REVIEWER_AGENTS)
     for agent_index, agent in enumerate(REVIEWER_AGENTS):
         issues = []
@@ -102,7 +105,7 @@ def second_round_state(total: int) -> dict[str, Any]:
             item["line"] += 3
             issues.append(item)
         document = {"status": "success", "agent": agent, "issues": issues, "positive_observations": []}
-        state = review_state.record_agent_result(state, agent, document, now_ms=7, inplace=True).state
+        state = record_agent_result(state, agent, document, now_ms=7, inplace=True).state
     return state
 
 
@@ -112,10 +115,10 @@ def main() -> None:
     baseline: float | None = None
     for total in (1_000, 10_000, 30_000):
         state = reviewing_state(total)
-        pure, transition = timed(lambda state=state: review_state.decide_next(state, None, 3, inplace=True))
+        pure, transition = timed(lambda state=state: decide_next(state, None, 3, inplace=True))
         merged = len(transition.state["review"]["rounds"][0]["issues"])
         later = second_round_state(total)
-        round_two, _ = timed(lambda later=later: review_state.decide_next(later, None, 8, inplace=True))
+        round_two, _ = timed(lambda later=later: decide_next(later, None, 8, inplace=True))
         with tempfile.TemporaryDirectory() as directory:
             store = StateStore(Path(directory) / "state.json")
             store.create(reviewing_state(total))
@@ -123,7 +126,7 @@ def main() -> None:
             def cli_next(store: StateStore = store) -> dict[str, Any]:
                 _saved, transition = apply_step(
                     store,
-                    lambda current: review_state.decide_next(current, None, 3, inplace=True),
+                    lambda current: decide_next(current, None, 3, inplace=True),
                     "review_next",
                 )
                 return transition.document

@@ -318,6 +318,39 @@ def test_provenance_inside_claude_code(git_project: Path, fake_clock: FakeClock)
     )
 
 
+def test_a_hook_record_reads_the_ledger_once(
+    git_project: Path, fake_clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = start_run(git_project, {}, "src/app.py", env={"CLAUDE_CODE_SESSION_ID": "session-1"})
+    next_action(run_id)
+    invoke("verify", run_id)
+    next_action(run_id)
+    text = json.dumps(reviewer_doc(CR))
+    run_dir = Path(layout.run_dir(git_project, run_id))
+    ledger.append(
+        run_dir,
+        {
+            "kind": "stop",
+            "ts_ms": 1,
+            "agent_type": "fixloop:code-reviewer",
+            "agent": CR,
+            "agent_id": "agent-cr",
+            "message_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        },
+    )
+    reads: list[object] = []
+    read = ledger.read
+
+    def counting_read(directory: Any) -> list[dict[str, Any]]:
+        reads.append(directory)
+        return read(directory)
+
+    monkeypatch.setattr(ledger, "read", counting_read)
+    code, answer = record(run_id, CR, text, "--from-hook", "agent-cr")
+    assert (code, answer["valid"]) == (0, True)
+    assert len(reads) == 1  # the agent id check and the message check share one read
+
+
 def test_six_concurrent_records_lose_nothing(git_project: Path, fake_clock: FakeClock) -> None:
     run_id = start_run(git_project, {"use_verifier": False}, "src/app.py")
     next_action(run_id)

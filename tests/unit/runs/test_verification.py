@@ -1,41 +1,18 @@
+"""Running the project's verification commands: order, output, timeouts, process groups."""
+
 from __future__ import annotations
 
-import json
-import sys
 import time
-import types
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from helpers_runs import FakeClock, read_events, sha256_tree
+from helpers_review import configure, new_run
+from helpers_runs import FakeClock, read_events
 
-from fixloop.cli import cli
 from fixloop.contracts.coordinator import Verification
-from fixloop.contracts.events import EVENT_MODELS
-from fixloop.core.errors import FixloopError
-from fixloop.runs import lifecycle, verification
+from fixloop.runs import verification
 
 START_S = 1_765_000_000.0
-
-
-def configure(root: Path, **config: Any) -> None:
-    (root / ".claude").mkdir(exist_ok=True)
-    (root / ".claude" / "fixloop.json").write_text(json.dumps(config))
-
-
-def new_run(root: Path, clock: FakeClock, files: list[str] | None = None) -> dict[str, Any]:
-    state: dict[str, Any] = lifecycle.start_run(
-        "review", root=root, changed_files=["src/app.py"] if files is None else files, clock=clock
-    )["state"]
-    return state
-
-
-@pytest.fixture(autouse=True)
-def no_review_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests run without fixloop.review.machine unless they install a fake one."""
-    monkeypatch.setitem(sys.modules, "fixloop.review.machine", None)
 
 
 def test_steps_run_in_order_and_report(git_project: Path) -> None:
@@ -46,8 +23,8 @@ def test_steps_run_in_order_and_report(git_project: Path) -> None:
         typecheck_command="echo typecheck >> order.txt",
     )
     clock = FakeClock(START_S)
-    run_id = new_run(git_project, clock)["run_id"]
-    result = verification.verify_run(git_project, run_id, clock=clock)
+    state = new_run(git_project, clock)
+    result = verification.verify(state, clock=clock)
     assert (git_project / "order.txt").read_text() == "tests\nlint\ntypecheck\n"
     assert result["tests"] == {
         "status": "passed",
@@ -67,7 +44,6 @@ def test_steps_run_in_order_and_report(git_project: Path) -> None:
     }
     assert result["typecheck"]["status"] == "passed"
     assert (result["status"], result["passed"], result["files_count"]) == ("failed", False, 1)
-    assert result["run_id"] == run_id
     Verification.model_validate({name: result[name] for name in ("tests", "lint", "typecheck")})
 
 
@@ -87,7 +63,7 @@ def test_durations_come_from_the_clock(git_project: Path) -> None:
 def test_unconfigured_steps_are_skipped(git_project: Path) -> None:
     configure(git_project, test_command="true")
     clock = FakeClock(START_S)
-    result = verification.verify_run(git_project, new_run(git_project, clock)["run_id"], clock=clock)
+    result = verification.verify(new_run(git_project, clock), clock=clock)
     skipped = {
         "status": "skipped",
         "duration_ms": None,
@@ -105,7 +81,7 @@ def test_no_changed_files_skips_everything_without_running(git_project: Path) ->
     configure(git_project, test_command="touch ran.txt")
     clock = FakeClock(START_S)
     state = new_run(git_project, clock, files=[])
-    result = verification.verify_run(git_project, state["run_id"], clock=clock)
+    result = verification.verify(state, clock=clock)
     assert not (git_project / "ran.txt").exists()
     assert [result[name]["reason"] for name in ("tests", "lint", "typecheck")] == ["no_changes"] * 3
     assert result["tests"]["command"] == "touch ran.txt"
@@ -121,7 +97,7 @@ def test_output_tail_is_the_last_2000_characters_redacted(git_project: Path) -> 
         ),
     )
     clock = FakeClock(START_S)
-    result = verification.verify_run(git_project, new_run(git_project, clock)["run_id"], clock=clock)
+    result = verification.verify(new_run(git_project, clock), clock=clock)
     tail = result["tests"]["output_tail"]
     assert len(tail) == 2000
     assert tail.endswith("GITHUB_TOKEN=[REDACTED]\nend\n")
@@ -150,7 +126,7 @@ def test_timeout_kills_the_whole_process_group(git_project: Path) -> None:
         lint_command="true",
     )
     clock = FakeClock(START_S)
-    result = verification.verify_run(git_project, new_run(git_project, clock)["run_id"], clock=clock)
+    result = verification.verify(new_run(git_project, clock), clock=clock)
     assert result["tests"]["status"] == "timeout"
     assert result["tests"]["exit_code"] is None
     assert result["tests"]["reason"] == "timed out after 1s"
@@ -163,104 +139,9 @@ def test_timeout_kills_the_whole_process_group(git_project: Path) -> None:
 def test_background_job_left_by_a_finished_command_is_ended(git_project: Path) -> None:
     configure(git_project, test_command="sleep 30 & echo $! > bg.pid; echo done")
     clock = FakeClock(START_S)
-    result = verification.verify_run(git_project, new_run(git_project, clock)["run_id"], clock=clock)
+    result = verification.verify(new_run(git_project, clock), clock=clock)
     assert result["tests"]["status"] == "passed"
     assert process_gone(int((git_project / "bg.pid").read_text()))
-
-
-def test_result_is_stored_and_logged(git_project: Path) -> None:
-    configure(git_project, test_command="true", typecheck_command="false")
-    clock = FakeClock(START_S)
-    state = new_run(git_project, clock, files=["a.py", "b.py"])
-    result = verification.verify_run(git_project, state["run_id"], clock=clock)
-    stored = lifecycle.load_run(git_project, state["run_id"])
-    assert stored["verification"] == {key: value for key, value in result.items() if key != "run_id"}
-    events = read_events(state["logging"]["log_files"]["jsonl"])
-    assert [{k: v for k, v in event.items() if k != "ts"} for event in events[1:]] == [
-        {"level": "I", "type": "REVIEW_VERIFICATION_START", "session_id": state["run_id"], "files_count": 2},
-        {
-            "level": "I",
-            "type": "REVIEW_VERIFICATION_END",
-            "session_id": state["run_id"],
-            "tests": "passed",
-            "lint": "skipped",
-            "typecheck": "failed",
-            "duration_ms": 0,
-        },
-    ]
-    for event in events:
-        EVENT_MODELS[event["type"]].model_validate(event)
-
-
-def test_review_state_hook_is_called_inside_the_update(
-    git_project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def attach_verification(state: dict[str, Any], result: dict[str, Any]) -> None:
-        calls.append((state["run_id"], result))
-        state["review"]["gate"] = result["status"]
-
-    module = types.ModuleType("fixloop.review.machine")
-    module.attach_verification = attach_verification  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fixloop.review.machine", module)
-    configure(git_project, test_command="true")
-    clock = FakeClock(START_S)
-    run_id = new_run(git_project, clock)["run_id"]
-    result = verification.verify_run(git_project, run_id, clock=clock)
-    assert calls == [(run_id, {key: value for key, value in result.items() if key != "run_id"})]
-    assert lifecycle.load_run(git_project, run_id)["review"] == {"gate": "passed"}
-
-
-def test_a_refusing_hook_leaves_the_state_unchanged(
-    git_project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def attach_verification(state: dict[str, Any], result: dict[str, Any]) -> None:
-        raise FixloopError("NOT_EXPECTED", "no verification is due")
-
-    module = types.ModuleType("fixloop.review.machine")
-    module.attach_verification = attach_verification  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fixloop.review.machine", module)
-    configure(git_project, test_command="true")
-    clock = FakeClock(START_S)
-    run_id = new_run(git_project, clock)["run_id"]
-    state_file = git_project / ".claude" / "fixloop" / "runs" / run_id / "state.json"
-    before = state_file.read_bytes()
-    with pytest.raises(FixloopError) as caught:
-        verification.verify_run(git_project, run_id, clock=clock)
-    assert caught.value.code == "NOT_EXPECTED"
-    assert state_file.read_bytes() == before
-
-
-def test_the_real_review_state_takes_the_initial_gate(
-    git_project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delitem(sys.modules, "fixloop.review.machine")
-    review_state = pytest.importorskip("fixloop.review.machine")
-    configure(git_project, test_command="true")
-    clock = FakeClock(START_S)
-    run_id = new_run(git_project, clock)["run_id"]
-    assert (
-        review_state.verification_slot(lifecycle.load_run(git_project, run_id)) is None
-    )  # not asked for yet
-    asked = CliRunner().invoke(cli, ["review", "next", run_id])
-    assert json.loads(asked.output)["action"] == "verify", asked.output
-    assert review_state.verification_slot(lifecycle.load_run(git_project, run_id)) == "initial"
-    verification.verify_run(git_project, run_id, clock=clock)
-    assert review_state.verification_slot(lifecycle.load_run(git_project, run_id)) is None
-
-
-def test_an_ended_run_is_not_verified(git_project: Path) -> None:
-    configure(git_project, test_command="touch ran.txt")
-    clock = FakeClock(START_S)
-    run_id = new_run(git_project, clock)["run_id"]
-    lifecycle.end_run(git_project, run_id, "success", clock=clock)
-    before = sha256_tree(git_project / ".claude")
-    with pytest.raises(FixloopError) as caught:
-        verification.verify_run(git_project, run_id, clock=clock)
-    assert caught.value.code == "RUN_ALREADY_ENDED"
-    assert not (git_project / "ran.txt").exists()
-    assert sha256_tree(git_project / ".claude") == before
 
 
 def test_commands_run_in_the_project_without_stdin(
@@ -270,33 +151,16 @@ def test_commands_run_in_the_project_without_stdin(
     elsewhere = git_project / "src"
     monkeypatch.chdir(elsewhere)
     clock = FakeClock(START_S)
-    result = verification.verify_run(git_project, new_run(git_project, clock)["run_id"], clock=clock)
+    result = verification.verify(new_run(git_project, clock), clock=clock)
     assert result["tests"]["output_tail"] == f"{git_project}\n"
     assert result["tests"]["status"] == "passed"
 
 
-# ---- CLI -----------------------------------------------------------------------------------------
-
-
-def test_cli_exit_codes(git_project: Path, fake_clock: FakeClock) -> None:
+def test_the_runner_leaves_the_run_state_alone(git_project: Path) -> None:
     configure(git_project, test_command="true")
-    run_id = new_run(git_project, fake_clock)["run_id"]
-    passed = CliRunner().invoke(cli, ["verify", run_id])
-    assert passed.exit_code == 0
-    assert json.loads(passed.output)["status"] == "passed"
-
-    state_file = git_project / ".claude" / "fixloop" / "runs" / run_id / "state.json"
-    state = json.loads(state_file.read_text())
-    state["config"]["lint_command"] = "exit 2"
-    state_file.write_text(json.dumps(state))
-    failed = CliRunner().invoke(cli, ["verify", run_id])
-    assert failed.exit_code == 1
-    document = json.loads(failed.output)
-    assert (document["status"], document["lint"]["exit_code"]) == ("failed", 2)
-
-
-@pytest.mark.parametrize("bad", ["../x", "a;b", "/etc/passwd"])
-def test_cli_refuses_bad_run_ids(git_project: Path, bad: str) -> None:
-    result = CliRunner().invoke(cli, ["verify", bad])
-    assert result.exit_code == 2
-    assert json.loads(result.output)["error"]["code"] == "INVALID_RUN_ID"
+    clock = FakeClock(START_S)
+    state = new_run(git_project, clock)
+    state_file = git_project / ".claude" / "fixloop" / "runs" / state["run_id"] / "state.json"
+    before = state_file.read_bytes()
+    assert verification.verify(state, clock=clock)["status"] == "passed"
+    assert state_file.read_bytes() == before

@@ -15,7 +15,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.core.thresholds import MAX_QUALITY_RETRIES
 from fixloop.review import policy as rules
-from fixloop.runs import lifecycle
+from fixloop.review.confidence import log_confidence_decision
 from fixloop.store import layout
 
 
@@ -73,13 +73,4 @@ def confidence(score: str, run_id: str | None, phase: str | None, factors: str |
         return
     check_run_id(run_id)
     factor_doc = parse_json_object(factors, "--factors")
-    root = Path(layout.project_root())
-    state = lifecycle.load_run(root, run_id)
-    lifecycle.require_running(state)
-    fields = dict(decision)
-    if phase is not None:
-        fields["phase"] = lifecycle.phase_key(lifecycle.parse_phase_number(str(state["workflow"]), phase))
-    if factor_doc is not None:
-        fields["factors"] = factor_doc
-    event = lifecycle.run_log(state).emit("X", "CONFIDENCE_DECISION", **fields)
-    print_json({**decision, "run_id": run_id, "logged": event is not None})
+    print_json(log_confidence_decision(Path(layout.project_root()), run_id, decision, phase, factor_doc))

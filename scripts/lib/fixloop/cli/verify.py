@@ -8,7 +8,7 @@ import click
 
 from fixloop.cli.output import print_json
 from fixloop.core.ids import check_run_id
-from fixloop.runs.verification import verify_run
+from fixloop.review.gate import verify_run
 from fixloop.store import layout
 
 

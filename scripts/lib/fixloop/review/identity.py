@@ -237,3 +237,14 @@ def _id_number(value: str) -> int | None:
     if value.startswith(ID_PREFIX) and value[len(ID_PREFIX) :].isdigit():
         return int(value[len(ID_PREFIX) :])
     return None
+
+
+def issue_number(issue_id: str) -> int:
+    """The number at the end of an issue id (FL-007 -> 7), 0 when there is none."""
+    digits = issue_id.rsplit("-", 1)[-1]
+    return int(digits) if digits.isdigit() else 0
+
+
+def sorted_ids(ids: Iterable[str]) -> list[str]:
+    """Distinct issue ids in number order (FL-2 before FL-10)."""
+    return sorted(set(ids), key=lambda value: (issue_number(value), value))

@@ -1,4 +1,4 @@
-"""Run the project's verification commands (tests, lint, typecheck, in that order) and record the result.
+"""Run the project's verification commands (tests, lint, typecheck, in that order) and return the result.
 
 Each configured command runs through the shell in the project directory, with no standard input, in a
 process group of its own (so a timeout kills everything it started), its output going to a temporary file
@@ -6,12 +6,12 @@ process group of its own (so a timeout kills everything it started), its output 
 configured step runs and reports.
 
 A step: {status passed|failed|skipped|timeout, duration_ms, exit_code, command, output_tail, reason}.
+Nothing here changes the run state: review.gate.verify_run stores the result and hands it to the loop.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import signal
 import subprocess
@@ -30,6 +30,7 @@ OUTPUT_TAIL_CHARS = 2000
 # Read (and redact) a wider window than we keep, so a secret cut by the tail's start is still masked.
 _READ_WINDOW_BYTES = 64 * 1024
 STEP_NAMES: tuple[str, ...] = tuple(COMMAND_FIELDS)  # tests, lint, typecheck
+FAILED_STATUSES: tuple[str, ...] = ("failed", "timeout")  # a step with one of these fails the verification
 
 
 def _skipped(command: str | None, reason: str) -> dict[str, Any]:
@@ -113,7 +114,7 @@ def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> d
 
 def overall_status(steps: Mapping[str, Mapping[str, Any]]) -> str:
     statuses = [steps[name]["status"] for name in STEP_NAMES]
-    if any(status in ("failed", "timeout") for status in statuses):
+    if any(status in FAILED_STATUSES for status in statuses):
         return "failed"
     if all(status == "skipped" for status in statuses):
         return "skipped"
@@ -161,37 +162,3 @@ def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, An
         duration_ms=result["duration_ms"],
     )
     return result
-
-
-def _attach_hook() -> Callable[[dict[str, Any], dict[str, Any]], Any] | None:
-    """fixloop.review.machine.attach_verification when the review module provides it."""
-    try:
-        module = importlib.import_module("fixloop.review.machine")
-    except ImportError:
-        return None
-    hook = getattr(module, "attach_verification", None)
-    return hook if callable(hook) else None
-
-
-def store_result(state: dict[str, Any], result: dict[str, Any]) -> None:
-    """Put `result` in `state["verification"]` and hand it to the review state machine (mutates `state`)."""
-    state["verification"] = result
-    hook = _attach_hook()
-    if hook is not None:
-        hook(state, result)
-
-
-def verify_run(root: Path, run_id: str, clock: Clock | None = None) -> dict[str, Any]:
-    """`fixloop verify RUN`: run the commands, store the result in the run, return it with the run id."""
-    clock = clock or lifecycle.default_clock
-    state = lifecycle.load_run(root, run_id)
-    lifecycle.require_running(state)
-    result = verify(state, clock)
-
-    def save(current: dict[str, Any]) -> None:
-        lifecycle.require_running(current)
-        store_result(current, result)
-        current["updated_at"] = utc_timestamp_ms(lifecycle.now_ms(clock) / 1000)
-
-    lifecycle.store_for(root, run_id, clock).update(save, action="verify")
-    return {"run_id": run_id, **result}

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fixloop.core.agent_names import agent_name
 from fixloop.core.errors import FixloopError
 from fixloop.store import ledger
+
+Provenance = Literal["hook", "ledger", "cli"]
 
 
 def _agent_of(record: dict[str, Any]) -> str | None:
@@ -31,23 +33,38 @@ def digests(raw: bytes) -> set[str]:
     return values
 
 
-def verified_stop(run_dir: Path, agent: str, raw: bytes, agent_id: str | None = None) -> dict[str, Any]:
-    """The `stop` line of `agent` (and of `agent_id`, when given) whose message hash matches `raw`.
+def _hook_agent_error(records: list[dict[str, Any]], agent: str, agent_id: str) -> FixloopError | None:
+    """--from-hook AGENT_ID: AGENT_MISMATCH when the ledger says that agent id belongs to another agent."""
+    for record in records:
+        if record.get("agent_id") == agent_id:
+            other = _agent_of(record)
+            if other is not None and other != agent:
+                return FixloopError(
+                    "AGENT_MISMATCH",
+                    f"Agent id {agent_id} belongs to {other} in the ledger, not to {agent}.",
+                    agent=agent,
+                    agent_id=agent_id,
+                    ledger_agent=other,
+                )
+    return None
 
-    Anything else is UNVERIFIED_AGENT_RESULT: only what a real subagent said can be recorded.
-    """
+
+def _unverified_error(
+    records: list[dict[str, Any]], run_dir: Path, agent: str, raw: bytes, agent_id: str | None
+) -> FixloopError | None:
+    """UNVERIFIED_AGENT_RESULT unless a `stop` line of `agent` (and of `agent_id`, when given) has the
+    sha256 of `raw`: only what a real subagent said can be recorded."""
     wanted = digests(raw)
     stops = [
         record
-        for record in ledger.read(run_dir)
+        for record in records
         if record.get("kind") == "stop"
         and _agent_of(record) == agent
         and (agent_id is None or record.get("agent_id") == agent_id)
     ]
-    for record in reversed(stops):
-        if record.get("message_sha256") in wanted:
-            return dict(record)
-    raise FixloopError(
+    if any(record.get("message_sha256") in wanted for record in stops):
+        return None
+    return FixloopError(
         "UNVERIFIED_AGENT_RESULT",
         f"No subagent {agent} of this run ended with exactly this message, so it is not recorded.",
         agent=agent,
@@ -57,16 +74,26 @@ def verified_stop(run_dir: Path, agent: str, raw: bytes, agent_id: str | None = 
     )
 
 
-def check_hook_agent(run_dir: Path, agent: str, agent_id: str) -> None:
-    """--from-hook AGENT_ID: refuse when the ledger says that agent id belongs to another agent."""
-    for record in ledger.read(run_dir):
-        if record.get("agent_id") == agent_id:
-            other = _agent_of(record)
-            if other is not None and other != agent:
-                raise FixloopError(
-                    "AGENT_MISMATCH",
-                    f"Agent id {agent_id} belongs to {other} in the ledger, not to {agent}.",
-                    agent=agent,
-                    agent_id=agent_id,
-                    ledger_agent=other,
-                )
+def check_provenance(
+    run_dir: Path, agent: str, raw: bytes, *, agent_id: str | None, in_claude_code: bool
+) -> Provenance:
+    """Where the message `raw` of `agent` comes from, checked against the ledger (read once).
+
+    - "hook": recorded by the SubagentStop hook for `agent_id`; that id must not belong to another agent
+      (AGENT_MISMATCH) and, inside Claude Code, the ledger must hold its stop line with this message.
+    - "ledger": typed on the command line inside Claude Code; the ledger must hold a stop line of the
+      agent with exactly this message (UNVERIFIED_AGENT_RESULT otherwise).
+    - "cli": typed on the command line outside Claude Code; there is no ledger to check.
+    """
+    if agent_id is None and not in_claude_code:
+        return "cli"
+    records = ledger.read(run_dir)
+    if agent_id is not None:
+        error = _hook_agent_error(records, agent, agent_id)
+        if error is not None:
+            raise error
+    if in_claude_code:
+        error = _unverified_error(records, run_dir, agent, raw, agent_id)
+        if error is not None:
+            raise error
+    return "hook" if agent_id is not None else "ledger"

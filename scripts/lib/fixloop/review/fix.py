@@ -1,0 +1,118 @@
+"""The review-fixer's step of a round: snapshot and dispatch, then what the fix did to which files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fixloop.core.agent_names import FIXER_AGENT
+from fixloop.core.errors import FixloopError
+from fixloop.review.prompts import fix_action
+from fixloop.review.rounds import review_scope
+from fixloop.review.state import AgentDocument, Fix, FixCounts, Record, Round, Snapshot
+from fixloop.review.step import Document, StepContext
+
+
+def request_fix(ctx: StepContext, rnd: Round) -> Document:
+    """Snapshot the files the fix may touch and return the `fix` action for the round's fixable issues."""
+    number = int(rnd["iteration"])
+    fixable = set(rnd["fixable"])
+    issue_files = {issue["file"] for issue in rnd["issues"] if issue["id"] in fixable}
+    snapshot: Snapshot | None = None
+    if ctx.effects is not None:
+        snapshot = ctx.effects.take_snapshot(number, sorted(issue_files | set(review_scope(ctx.state))))
+    rnd["fix"] = {
+        "requested_at_ms": ctx.now,
+        "issue_ids": list(rnd["fixable"]),
+        "snapshot": snapshot,
+        "record": None,
+        "done": False,
+        "result": None,
+        "results": [],
+        "files_claimed": [],
+        "files_changed": None,
+        "files_modified": [],
+        "duration_ms": None,
+        "error": None,
+    }
+    ctx.emit("I", "REVIEW_FIX_ITERATION", iteration=number, direction="start", fixable_issues=len(fixable))
+    return fix_action(ctx.state, rnd)
+
+
+def _fixer_failure(record: Record | None, document: AgentDocument | None) -> tuple[str, str]:
+    if document is not None:
+        problem = document.get("error") or {}
+        return str(problem.get("code") or "FIX_FAILED"), str(
+            problem.get("message") or "the fixer reported failure"
+        )
+    if record is not None:
+        problem = record.get("error") or {}
+        return str(problem.get("code") or "SCHEMA_VIOLATION"), str(problem.get("message") or "")
+    return "NULL_RESPONSE", f"Agent {FIXER_AGENT} returned nothing"
+
+
+def _changed_files(ctx: StepContext, fix: Fix, number: int) -> list[str] | None:
+    """The files that differ from the round's snapshot; None when there is no snapshot to compare with."""
+    snapshot = fix.get("snapshot")
+    if ctx.effects is None or not snapshot:
+        return None
+    try:
+        return ctx.effects.changed_since(snapshot)
+    except FixloopError as failure:
+        ctx.emit(
+            "W",
+            "WARNING",
+            code=failure.code,
+            message=f"Cannot compare with round {number}'s snapshot ({failure.message}); "
+            "using the files the fixer reported.",
+            iteration=number,
+        )
+        return None
+
+
+def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
+    """Count the fixer's results and find the files it modified (the snapshot's view wins over its claim)."""
+    number = int(rnd["iteration"])
+    record = fix.get("record")
+    document = record.get("document") if record and record.get("valid") else None
+    results: list[dict[str, Any]] = list(document.get("results") or []) if document else []
+    attempted = [item for item in results if item.get("status") != "skipped"]
+    succeeded = [item for item in attempted if item.get("status") == "succeeded"]
+    counts: FixCounts = {
+        "attempted": len(attempted),
+        "succeeded": len(succeeded),
+        "failed": len(attempted) - len(succeeded),
+    }
+    if document is None or document.get("status") == "failed":
+        code, message = _fixer_failure(record, document)
+        fix["error"] = {"code": code, "message": message}
+        ctx.emit(
+            "E",
+            "AGENT_FAILURE",
+            iteration=number,
+            agent=FIXER_AGENT,
+            error_code=code,
+            message=message,
+            recoverable=False,
+        )
+    claimed: set[str] = set(document.get("files_modified") or []) if document else set()
+    for item in results:
+        claimed.update(item.get("files") or [])
+    changed = _changed_files(ctx, fix, number)
+    fix["done"] = True
+    fix["result"] = counts
+    fix["results"] = results
+    fix["files_claimed"] = sorted(claimed)
+    fix["files_changed"] = changed
+    fix["files_modified"] = sorted(changed) if changed is not None else sorted(claimed)
+    fix["duration_ms"] = max(0, ctx.now - int(fix["requested_at_ms"]))
+    ctx.emit(
+        "I",
+        "REVIEW_FIX_ITERATION",
+        iteration=number,
+        direction="end",
+        attempted=counts["attempted"],
+        succeeded=counts["succeeded"],
+        failed=counts["failed"],
+        remaining=max(0, len(fix["issue_ids"]) - counts["succeeded"]),
+        duration_ms=fix["duration_ms"],
+    )

@@ -1,0 +1,217 @@
+"""What the coordinator dispatches: the reviewers' task document and every prompt sent to the reviewers,
+the verifier and the fixer, each in the action document that carries it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
+from fixloop.core.thresholds import QUALITY_PASS_SCORE
+from fixloop.review.access import config_of, run_id_of
+from fixloop.review.state import Round, first_retry_context
+from fixloop.review.step import Document
+
+# The issue fields an agent sees (the merge bookkeeping, fingerprint and sources, stays in the state).
+AGENT_ISSUE_FIELDS = (
+    "id",
+    "file",
+    "line",
+    "end_line",
+    "severity",
+    "confidence",
+    "category",
+    "rule",
+    "description",
+    "suggestion",
+    "existing_code",
+    "improved_code",
+    "auto_fixable",
+    "agents",
+)
+
+
+def issue_for_agent(issue: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: issue.get(key) for key in AGENT_ISSUE_FIELDS if issue.get(key) is not None}
+
+
+def _issues_for_agent(rnd: Round, ids: list[str]) -> list[dict[str, Any]]:
+    wanted = set(ids)
+    return [issue_for_agent(issue) for issue in rnd["issues"] if issue["id"] in wanted]
+
+
+# ---- reviewers ------------------------------------------------------------------------------------
+
+
+def review_task(state: Mapping[str, Any], rnd: Round) -> dict[str, Any]:
+    """The supervisor design's task document shared by the reviewers of this round's current pass."""
+    config = config_of(state)
+    run_id = run_id_of(state)
+    base_ref = state.get("base_ref")
+    retry = rnd.get("retry_context") or first_retry_context()
+    requirements = [
+        f"Only report issues with confidence >= {config.confidence_threshold}.",
+        "Only review the listed files; report paths relative to the working directory.",
+        "Set auto_fixable to true only for a mechanical fix that needs no design decision.",
+    ]
+    if retry["attempt_number"] > 1:
+        requirements.append(
+            "The previous review of this round was rejected as low quality: verify every finding against the "
+            "code, cite exact lines, and drop speculative or style-only findings."
+        )
+        for missing in rnd.get("missing_issues") or []:
+            requirements.append(f"The verifier says the review missed: {missing}")
+    workflow = state.get("workflow")
+    desc = (
+        f"fixloop run {run_id}, review round {rnd['iteration']} (workflow {workflow}): review "
+        f"{len(rnd.get('scope') or [])} changed file(s)" + (f" against {base_ref}" if base_ref else "") + "."
+    )
+    return {
+        "task_id": f"{run_id}-r{rnd['iteration']}",
+        "review_type": "diff" if base_ref else "file",
+        "working_directory": str(state.get("project_dir") or "/"),
+        "task_desc": desc,
+        "priority_focus": [],
+        "extra_requirements": requirements,
+        "retry_context": retry,
+    }
+
+
+def reviewer_prompt(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any]) -> str:
+    config = config_of(state)
+    files = rnd.get("scope") or []
+    base_ref = state.get("base_ref")
+    lines = [
+        f"fixloop run {run_id_of(state)}: review round {rnd['iteration']}"
+        + (f", attempt {task['retry_context']['attempt_number']}" if rnd.get("pass", 1) > 1 else "")
+        + ".",
+        f"Working directory: {task['working_directory']}",
+        "",
+        "Review these changed files (paths relative to the working directory):",
+        *[f"- {name}" for name in files],
+    ]
+    if base_ref:
+        lines += ["", f"The changes are against {base_ref}: see them with `git diff {base_ref} -- <file>`."]
+    lines += [
+        "",
+        f"Report only issues with confidence >= {config.confidence_threshold} (0-100). "
+        "Set auto_fixable to true only when the fix is mechanical and needs no design decision.",
+    ]
+    retry = task.get("retry_context") or {}
+    if int(retry.get("attempt_number", 1)) > 1:
+        lines += [
+            "",
+            f"RETRY (attempt {retry['attempt_number']}): the previous review of this round was rejected.",
+            *[f"- previous error: {item}" for item in retry.get("previous_errors", [])],
+            "Be stricter this time: check every finding against the code, give exact file and line, "
+            "and leave out speculative or style-only findings.",
+        ]
+        for missing in rnd.get("missing_issues") or []:
+            lines.append(f"- the verifier says the review missed: {missing}")
+    lines += [
+        "",
+        "Task document:",
+        json.dumps(task, ensure_ascii=False, indent=2),
+        "",
+        "Answer with exactly one JSON object, the reviewer contract (`fixloop schema reviewer`): "
+        '{"status": "success", "agent": "<your agent name, e.g. code-reviewer>", "issues": [{"id", '
+        '"severity": "critical|high|medium|low", "confidence": 0-100, "file", "line", "end_line"?, '
+        '"category", "description", "suggestion", "auto_fixable", "existing_code"?, "improved_code"?}], '
+        '"positive_observations": []}. On failure: {"status": "failed", "agent", "error": {"code", '
+        '"message", "phase", "recoverable"}}. Your final message is recorded as your result: '
+        "output the JSON only.",
+    ]
+    return "\n".join(lines)
+
+
+def review_action(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any]) -> Document:
+    run_id = run_id_of(state)
+    return {
+        "action": "review",
+        "round": rnd["iteration"],
+        "attempt": task["retry_context"]["attempt_number"],
+        "agents": [f"fixloop:{agent}" for agent in REVIEWER_AGENTS],
+        "task": dict(task),
+        "prompt": reviewer_prompt(state, rnd, task),
+        "next_command": f"fixloop review next {run_id}",
+    }
+
+
+# ---- the verifier ---------------------------------------------------------------------------------
+
+
+def verify_findings_action(state: Mapping[str, Any], rnd: Round) -> Document:
+    issues = _issues_for_agent(rnd, rnd["fixable"])
+    run_id = run_id_of(state)
+    verifier: Mapping[str, Any] = rnd.get("verifier") or {}
+    task_id = f"{run_id}-r{rnd['iteration']}"
+    retry_errors = list(verifier.get("errors") or [])
+    lines = [
+        f"fixloop run {run_id}: verify the {len(issues)} fixable finding(s) of review round "
+        f"{rnd['iteration']} before they are fixed. Working directory: {state.get('project_dir')}",
+        "",
+        "For every issue id: check it against the code (accuracy_check: CORRECT, INCORRECT or "
+        "PARTIALLY_CORRECT, with evidence; deletion_required for a wrong or harmful suggestion) and against "
+        "the project's rules (rule_compliance_check). Then score the review as a whole (quality_assessment: "
+        f"overall_score 0-100; below {QUALITY_PASS_SCORE} sends the review back to the reviewers) and list "
+        "important issues the review missed (missing_issues).",
+    ]
+    if retry_errors:
+        lines += ["", f"RETRY (attempt {verifier.get('dispatches', 1)}): the previous verification failed:"]
+        lines += [f"- {item}" for item in retry_errors]
+    lines += [
+        "",
+        "Issues:",
+        json.dumps(issues, ensure_ascii=False, indent=1),
+        "",
+        "Answer with exactly one JSON object, the verifier contract (`fixloop schema verifier`): "
+        f'{{"status": "success", "agent": "review-verifier", "task_id": "{task_id}", "verification_result": '
+        '{"accuracy_check": [...], "rule_compliance_check": [...], "quality_assessment": {"overall_score", '
+        '"quality_level": "EXCELLENT|GOOD|ACCEPTABLE|POOR", "strengths", "weaknesses", "missing_issues"}}}. '
+        "Your final message is recorded as your result: output the JSON only.",
+    ]
+    return {
+        "action": "verify_findings",
+        "round": rnd["iteration"],
+        "agent": f"fixloop:{VERIFIER_AGENT}",
+        "task_id": task_id,
+        "issues": issues,
+        "prompt": "\n".join(lines),
+        "next_command": f"fixloop review next {run_id}",
+    }
+
+
+# ---- the fixer ------------------------------------------------------------------------------------
+
+
+def fix_action(state: Mapping[str, Any], rnd: Round) -> Document:
+    fix = rnd["fix"]
+    assert fix is not None
+    issues = _issues_for_agent(rnd, fix["issue_ids"])
+    run_id = run_id_of(state)
+    lines = [
+        f"fixloop run {run_id}: fix the {len(issues)} issue(s) of review round {rnd['iteration']}. "
+        f"Working directory: {state.get('project_dir')}",
+        "",
+        "Rules: change only what each issue needs; do not touch unrelated code or files; do not commit, "
+        "stash, reset or check out anything (fixloop snapshots the files and can roll your changes "
+        "back); skip an issue rather than guess.",
+        "",
+        "Issues:",
+        json.dumps(issues, ensure_ascii=False, indent=1),
+        "",
+        "Answer with exactly one JSON object, the fixer contract (`fixloop schema fixer`): "
+        '{"status": "success|partial|failed", "agent": "review-fixer", "results": [{"issue_id", '
+        '"status": "succeeded|failed|skipped", "reason" (required unless succeeded), "files": [...]}], '
+        '"files_modified": [...]}. Your final message is recorded as your result: output the JSON only.',
+    ]
+    return {
+        "action": "fix",
+        "round": rnd["iteration"],
+        "agent": f"fixloop:{FIXER_AGENT}",
+        "issues": issues,
+        "prompt": "\n".join(lines),
+        "snapshot": (fix.get("snapshot") or {}).get("dir"),
+        "next_command": f"fixloop review next {run_id}",
+    }

@@ -1,0 +1,242 @@
+"""A review round's passes: opening a round, asking the reviewers, closing the pass with merged issues."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from fixloop.contracts.coordinator import LoopConfig
+from fixloop.core.agent_names import REVIEWER_AGENTS
+from fixloop.review.access import started_review
+from fixloop.review.identity import Candidate, IssueRegistry, issue_number
+from fixloop.review.outcome import fail
+from fixloop.review.prompts import review_action, review_task
+from fixloop.review.state import AgentResult, ErrorDocument, Issue, IssueSource, Round, RunState, new_round
+from fixloop.review.step import Document, StepContext
+from fixloop.review.views import files_modified
+
+SEVERITY_RANK: dict[str, int] = {"critical": 4, "high": 3, "medium": 2, "low": 1}
+
+
+def review_scope(state: RunState) -> list[str]:
+    """The files to review: the run's changed files plus every file a kept fix modified."""
+    files = {str(item) for item in state.get("changed_files") or []}
+    review = started_review(state)
+    if review is not None:
+        files.update(files_modified(review))
+    return sorted(files)
+
+
+def start_round(ctx: StepContext, number: int) -> Round:
+    rnd = new_round(number, review_scope(ctx.state))
+    ctx.review["rounds"].append(rnd)
+    return rnd
+
+
+def fixable_ids(issues: Iterable[Mapping[str, Any]], config: LoopConfig) -> list[str]:
+    return [
+        str(issue["id"])
+        for issue in issues
+        if int(issue.get("confidence", 0)) >= config.confidence_threshold
+        and issue.get("auto_fixable") is True
+    ]
+
+
+def request_review(ctx: StepContext, rnd: Round) -> Document:
+    """Open a review pass of `rnd` and return the `review` action for it."""
+    if rnd["iteration"] > 1 or rnd["pass"] > 1:
+        rnd["scope"] = review_scope(ctx.state)
+    rnd["review_requested_at_ms"] = ctx.now
+    rnd["records"] = {}
+    task = review_task(ctx.state, rnd)
+    for agent in REVIEWER_AGENTS:
+        ctx.emit("D", "AGENT_IO", agent=agent, direction="input", iteration=rnd["iteration"], content=task)
+    return review_action(ctx.state, rnd, task)
+
+
+def _error_doc(
+    code: str, message: str, phase: str = "unknown", recoverable: bool = False, stack_trace: str | None = None
+) -> ErrorDocument:
+    return {
+        "code": code,
+        "message": message,
+        "phase": phase,
+        "recoverable": recoverable,
+        "stack_trace": stack_trace,
+    }
+
+
+def _failed(agent: str, error: ErrorDocument) -> tuple[AgentResult, list[dict[str, Any]], list[str]]:
+    return {"agent": agent, "status": "failed", "error": error}, [], []
+
+
+def _agent_result(rnd: Round, agent: str) -> tuple[AgentResult, list[dict[str, Any]], list[str]]:
+    """(agents_results entry, issues, positive observations) of one reviewer in the closing pass."""
+    record = rnd["records"].get(agent)
+    if record is None:
+        return _failed(
+            agent, _error_doc("NULL_RESPONSE", f"Agent {agent} returned nothing", "execution", True)
+        )
+    if not record["valid"]:
+        problem = record.get("error") or {}
+        return _failed(
+            agent,
+            _error_doc(
+                str(problem.get("code") or "SCHEMA_VIOLATION"),
+                str(problem.get("message") or f"Agent {agent} returned an invalid result"),
+                "parsing",
+                False,
+            ),
+        )
+    document = record["document"] or {}
+    if document.get("status") != "success":
+        problem = document.get("error") or {}
+        return _failed(
+            agent,
+            _error_doc(
+                str(problem.get("code") or "UNKNOWN_ERROR"),
+                str(problem.get("message") or "unknown error"),
+                str(problem.get("phase") or "unknown"),
+                bool(problem.get("recoverable", False)),
+                problem.get("stack_trace"),
+            ),
+        )
+    issues = list(document.get("issues") or [])
+    observations = [str(item) for item in document.get("positive_observations") or []]
+    return {"agent": agent, "status": "success", "issues_count": len(issues)}, issues, observations
+
+
+def close_round(ctx: StepContext, rnd: Round) -> Document | None:
+    """Close the open review pass: agent results, coverage, merged issues with stable ids, fixable ids.
+
+    Returns the `failed` action when coverage is insufficient, else None.
+    """
+    number = int(rnd["iteration"])
+    agents_results: list[AgentResult] = []
+    raw: list[tuple[str, dict[str, Any]]] = []
+    observations: list[str] = []
+    for agent in REVIEWER_AGENTS:
+        result, issues, positive = _agent_result(rnd, agent)
+        agents_results.append(result)
+        if result["status"] == "success":
+            raw.extend((agent, issue) for issue in issues)
+            observations.extend(item for item in positive if item not in observations)
+            continue
+        error = result["error"]
+        ctx.emit(
+            "E",
+            "AGENT_FAILURE",
+            iteration=number,
+            agent=agent,
+            error_code=error["code"],
+            message=error["message"],
+            phase=error["phase"],
+            recoverable=error["recoverable"],
+        )
+    rnd["closed"] = True
+    rnd["closed_at_ms"] = ctx.now
+    rnd["agents_results"] = agents_results
+    # The raw documents are merged below; keep the records small (the issues live on in `issues`).
+    for record in rnd["records"].values():
+        document = record.get("document")
+        if document:
+            record["document"] = {key: value for key, value in document.items() if key != "issues"} | {
+                "issues_count": len(document.get("issues") or [])
+            }
+
+    succeeded = sum(1 for item in agents_results if item["status"] == "success")
+    if succeeded < ctx.config.min_required_agents:
+        failed_agents = [item for item in agents_results if item["status"] == "failed"]
+        return fail(
+            ctx,
+            {
+                "code": "INSUFFICIENT_COVERAGE",
+                "message": f"Only {succeeded}/{len(REVIEWER_AGENTS)} review agents succeeded "
+                f"(at least {ctx.config.min_required_agents} required)",
+                "failed_agents": failed_agents,
+                "suggestion": "Check why the failed agents failed, fix the cause and run the review again.",
+            },
+        )
+
+    registry = IssueRegistry.from_json(ctx.review.get("registry"))
+    merged = merge_issues(raw)
+    ids = registry.assign([candidate for candidate, _issue in merged], number)
+    round_issues: list[Issue] = []
+    for issue_id, (_candidate, issue) in zip(ids, merged, strict=True):
+        issue["id"] = issue_id
+        round_issues.append(issue)
+    round_issues.sort(key=lambda item: (issue_number(item["id"]), item["id"]))
+    ctx.review["registry"] = registry.to_json()
+    rnd["issues"] = round_issues
+    rnd["issues_found"] = len(round_issues)
+    rnd["fixable"] = fixable_ids(round_issues, ctx.config)
+    rnd["positive_observations"] = observations
+    return None
+
+
+def _new_issue(agent: str, candidate: Candidate, issue: Mapping[str, Any], source: IssueSource) -> Issue:
+    """The merged issue of a first report (`issue`: a reviewer's issue as its contract validated it)."""
+    return {
+        "id": "",  # given by the registry once the round's issues are merged
+        "fingerprint": candidate.fingerprint,
+        "file": candidate.file,
+        "line": candidate.line,
+        "end_line": issue.get("end_line"),
+        "severity": issue["severity"],
+        "confidence": issue["confidence"],
+        "category": issue["category"],
+        "rule": issue.get("rule"),
+        "description": issue["description"],
+        "suggestion": issue["suggestion"],
+        "auto_fixable": issue.get("auto_fixable") is True,
+        "existing_code": issue.get("existing_code"),
+        "improved_code": issue.get("improved_code"),
+        "agents": [agent],
+        "sources": [source],
+    }
+
+
+def merge_issues(raw: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[Candidate, Issue]]:
+    """One issue per fingerprint, listing every reporting agent, in first-seen order (linear time).
+
+    The merged issue takes its text from the most confident report (then the most severe, then the first),
+    the highest confidence and severity of all reports, the span of all their lines, and is auto-fixable
+    when any report says so.
+    """
+    merged: dict[str, tuple[Candidate, Issue, tuple[int, int]]] = {}  # fingerprint -> (first, issue, rank)
+    for agent, issue in raw:
+        candidate = Candidate.of(issue)
+        source: IssueSource = {
+            "agent": agent,
+            "id": issue["id"],
+            "line": candidate.line,
+            "end_line": issue.get("end_line"),
+            "confidence": issue["confidence"],
+        }
+        rank = (int(issue["confidence"]), SEVERITY_RANK.get(str(issue["severity"]), 0))
+        found = merged.get(candidate.fingerprint)
+        if found is None:
+            merged[candidate.fingerprint] = (candidate, _new_issue(agent, candidate, issue, source), rank)
+            continue
+        first, entry, best = found
+        if agent not in entry["agents"]:
+            entry["agents"].append(agent)
+        entry["sources"].append(source)
+        lines = [int(item["line"]) for item in entry["sources"]]
+        ends = [int(item["end_line"] or item["line"]) for item in entry["sources"]]
+        entry["line"] = min(lines)
+        spans = len(set(lines)) > 1 or any(item["end_line"] for item in entry["sources"])
+        entry["end_line"] = max(ends) if spans else None
+        entry["auto_fixable"] = entry["auto_fixable"] or issue.get("auto_fixable") is True
+        entry["confidence"] = max(int(entry["confidence"]), rank[0])
+        if rank[1] > SEVERITY_RANK.get(str(entry["severity"]), 0):
+            entry["severity"] = issue["severity"]
+        if rank > best:
+            entry["category"] = issue["category"]
+            entry["rule"] = issue.get("rule")
+            entry["description"] = issue["description"]
+            entry["suggestion"] = issue["suggestion"]
+            entry["existing_code"] = issue.get("existing_code")
+            entry["improved_code"] = issue.get("improved_code")
+            merged[candidate.fingerprint] = (first, entry, rank)
+    return [(candidate, entry) for candidate, entry, _rank in merged.values()]
