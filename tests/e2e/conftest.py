@@ -1,13 +1,16 @@
-"""Shared fixtures of the end-to-end tests: the scripted API server and the Claude Code runner."""
+"""Shared fixtures of the end-to-end tests: the scripted API server, the Claude Code runner, and the local
+GitHub API server the real ``gh`` CLI talks to."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from claude_runner import DEFAULT_TIMEOUT, REPO_ROOT, ClaudeRunner, find_claude_binary
+from fake_github import FakeGitHub, make_git_repo
 from scripted_api import Script, ScriptedAPI
 
 # The sample project's own tests are run by the scenarios inside a throwaway copy, never collected here.
@@ -85,3 +88,35 @@ def make_runner(claude_bin: Path, tmp_path: Path) -> MakeRunner:
         return runner
 
     return make
+
+
+def _missing(message: str) -> None:
+    if in_ci():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def gh_bin() -> Path:
+    """The ``gh`` CLI on PATH. Missing: skipped on a developer machine, a failure in CI (CI=true)."""
+    found = shutil.which("gh")
+    if found is None:
+        _missing("GitHub CLI not installed: run `bash scripts/dev/setup` (or apt-get install gh)")
+    return Path(str(found))
+
+
+@pytest.fixture
+def github(tmp_path: Path) -> Iterator[FakeGitHub]:
+    """A running :class:`fake_github.FakeGitHub` (certificates made with openssl in ``tmp_path``), seeded
+    with the empty repository ``octo/demo`` (``github.repo``); run ``gh`` with ``env=github.env``."""
+    if shutil.which("openssl") is None:
+        _missing("openssl not installed: run `bash scripts/dev/setup` (or apt-get install openssl)")
+    with FakeGitHub(tmp_path / "github") as server:
+        yield server
+    assert server.errors == [], "the fake GitHub server failed on a request:\n" + "\n".join(server.errors)
+
+
+@pytest.fixture
+def github_checkout(github: FakeGitHub, tmp_path: Path) -> Path:
+    """A git checkout of ``octo/demo`` (branch main, one commit) whose ``origin`` is on the fake host."""
+    return make_git_repo(tmp_path / "checkout", github)
