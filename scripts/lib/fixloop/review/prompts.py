@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from fixloop.contracts.prompt_text import contract_text, review_guide_text
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.core.thresholds import QUALITY_PASS_SCORE
 from fixloop.review.access import config_of, run_id_of
@@ -95,7 +96,7 @@ def reviewer_prompt(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any
         lines += ["", f"The changes are against {base_ref}: see them with `git diff {base_ref} -- <file>`."]
     lines += [
         "",
-        f"Report only issues with confidence >= {config.confidence_threshold} (0-100). "
+        review_guide_text(config.confidence_threshold),
         "Set auto_fixable to true only when the fix is mechanical and needs no design decision.",
     ]
     retry = task.get("retry_context") or {}
@@ -114,13 +115,7 @@ def reviewer_prompt(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any
         "Task document:",
         json.dumps(task, ensure_ascii=False, indent=2),
         "",
-        "Answer with exactly one JSON object, the reviewer contract (`fixloop schema reviewer`): "
-        '{"status": "success", "agent": "<your agent name, e.g. code-reviewer>", "issues": [{"id", '
-        '"severity": "critical|high|medium|low", "confidence": 0-100, "file", "line", "end_line"?, '
-        '"category", "description", "suggestion", "auto_fixable", "existing_code"?, "improved_code"?}], '
-        '"positive_observations": []}. On failure: {"status": "failed", "agent", "error": {"code", '
-        '"message", "phase", "recoverable"}}. Your final message is recorded as your result: '
-        "output the JSON only.",
+        contract_text("reviewer"),
     ]
     return "\n".join(lines)
 
@@ -165,11 +160,8 @@ def verify_findings_action(state: Mapping[str, Any], rnd: Round) -> Document:
         "Issues:",
         json.dumps(issues, ensure_ascii=False, indent=1),
         "",
-        "Answer with exactly one JSON object, the verifier contract (`fixloop schema verifier`): "
-        f'{{"status": "success", "agent": "review-verifier", "task_id": "{task_id}", "verification_result": '
-        '{"accuracy_check": [...], "rule_compliance_check": [...], "quality_assessment": {"overall_score", '
-        '"quality_level": "EXCELLENT|GOOD|ACCEPTABLE|POOR", "strengths", "weaknesses", "missing_issues"}}}. '
-        "Your final message is recorded as your result: output the JSON only.",
+        f'Your task_id is "{task_id}".',
+        contract_text("verifier"),
     ]
     return {
         "action": "verify_findings",
@@ -201,10 +193,7 @@ def fix_action(state: Mapping[str, Any], rnd: Round) -> Document:
         "Issues:",
         json.dumps(issues, ensure_ascii=False, indent=1),
         "",
-        "Answer with exactly one JSON object, the fixer contract (`fixloop schema fixer`): "
-        '{"status": "success|partial|failed", "agent": "review-fixer", "results": [{"issue_id", '
-        '"status": "succeeded|failed|skipped", "reason" (required unless succeeded), "files": [...]}], '
-        '"files_modified": [...]}. Your final message is recorded as your result: output the JSON only.',
+        contract_text("fixer"),
     ]
     return {
         "action": "fix",
