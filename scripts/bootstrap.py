@@ -18,13 +18,9 @@ prints why it could not build it and exits 1; progress goes to stderr. `check` a
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -36,10 +32,13 @@ if LIB not in sys.path:
 
 from fixloop.core import datadir  # noqa: E402 - the engine's standard-library part, before any venv
 
+# The SessionStart hook imports this module at the start of every session and usually only asks whether
+# the environment is fresh: argparse, hashlib, shutil and subprocess are imported where they are used.
+
 REQUIREMENTS = Path(__file__).resolve().parent / "requirements.lock"
 STAMP_NAME = "fixloop-requirements.sha256"
 BUILD_LOG = "venv-builds.log"
-WARNINGS_LOG = "hook-warnings.jsonl"  # the hooks' file for warnings that belong to no run (hooks/hooklib.py)
+WARNINGS_LOG = "hook-warnings.jsonl"  # the hooks' file for warnings that belong to no run (hookside.context)
 MIN_PYTHON = (3, 10)
 LOCK_WAIT_S = float(os.environ.get("FIXLOOP_BUILD_LOCK_WAIT", "900"))
 STEP_TIMEOUT_S = 900
@@ -54,6 +53,8 @@ def data_dir(explicit: str | None = None) -> Path:
 
 
 def requirements_hash(requirements: Path = REQUIREMENTS) -> str:
+    import hashlib
+
     return hashlib.sha256(requirements.read_bytes()).hexdigest()
 
 
@@ -126,6 +127,8 @@ def base_python() -> str:
 
 
 def _run(command: list[str]) -> None:
+    import subprocess
+
     log("$ " + " ".join(command))
     try:
         done = subprocess.run(
@@ -157,6 +160,8 @@ def _build_with_pip(target: Path, python: str, requirements: Path) -> None:
 
 def _remove(target: Path) -> None:
     """Delete an environment, its stamp first, so that no reader takes it for a fresh one meanwhile."""
+    import shutil
+
     with contextlib.suppress(FileNotFoundError):
         (target / STAMP_NAME).unlink()
     shutil.rmtree(target, ignore_errors=True)
@@ -170,6 +175,8 @@ def _write_stamp(data: Path, digest: str) -> None:
 
 
 def _check_python(python: str) -> None:
+    import subprocess
+
     if python == sys.executable:
         version_text = "{}.{}".format(*sys.version_info[:2])
         if sys.version_info[:2] < MIN_PYTHON:
@@ -210,6 +217,8 @@ def ensure(data: Path, requirements: Path = REQUIREMENTS) -> Path:
         target = venv_dir(data)
         python = base_python()
         _check_python(python)
+        import shutil
+
         uv = shutil.which("uv")
         how = "uv" if uv else "venv+pip"
         with open(data / BUILD_LOG, "a", encoding="utf-8") as build_log:
@@ -255,6 +264,8 @@ def record_failure(data: Path, reason: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="bootstrap.py", description=__doc__.splitlines()[0] if __doc__ else None
     )

@@ -299,6 +299,22 @@ sys.exit(codes[min(n, len(codes) - 1)])
     return write_executable(directory / "engine", script)
 
 
+def recorded_answer(agent: str, issues: int | None = None, status: str = "success") -> dict[str, Any]:
+    """The real engine's answer to `review record` for a valid answer of `agent` (`issues` for a reviewer)."""
+    return {
+        "status": "recorded",
+        "agent": agent,
+        "round": 1,
+        "valid": True,
+        "retry": False,
+        "attempt": 1,
+        "error": None,
+        "hint": None,
+        "agent_status": status,
+        "issues_count": issues,
+    }
+
+
 def engine_calls(directory: Path) -> list[dict[str, Any]]:
     path = directory / "calls.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_imports import ENGINE_PACKAGES, NOT_IN_HOOKS, in_packages, modules_imported_by_process
 from hook_helpers import (
     PLUGIN_ROOT,
     REPORTED_MS,
@@ -16,6 +17,7 @@ from hook_helpers import (
     Run,
     fake_engine,
     hook_command,
+    recorded_answer,
     start_run,
     write_executable,
 )
@@ -28,6 +30,22 @@ def reviewer_report(agent: str, issues: int) -> str:
     return json.dumps(
         {"status": "success", "agent": agent, "issues": [{"id": f"X-{n}"} for n in range(issues)]}
     )
+
+
+def stop_recorded(
+    hooks: HookEnv,
+    engines: Path,
+    agent: str,
+    agent_id: str,
+    report: str,
+    issues: int | None,
+    status: str = "success",
+) -> None:
+    """The SubagentStop that comes before a contracted agent's PostToolUse: the engine records its answer (a
+    fake engine here, answering as the real one does) and the hook keeps the engine's status and count."""
+    engine = fake_engine(engines / agent_id, [recorded_answer(agent, issues, status)])
+    stop = hooks.subagent_stop(f"fixloop:{agent}", agent_id, report)
+    assert_silent(hooks.run("SubagentStop", stop, {"FIXLOOP_HOOK_ENGINE": str(engine)}))
 
 
 def frontmatter_model(agent: str) -> str | None:
@@ -70,8 +88,9 @@ def test_hooks_json_wires_the_subagent_tool_and_fixloop_agents() -> None:
                 assert isinstance(hook["timeout"], int) and hook["timeout"] > 0
 
 
-def test_foreground_call_and_result(hooks: HookEnv, run: Run) -> None:
+def test_foreground_call_and_result(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_01")))
+    stop_recorded(hooks, tmp_path, "code-reviewer", "agent-a1", reviewer_report("code-reviewer", 2), 2)
     assert_silent(
         hooks.run(
             "PostToolUse",
@@ -80,7 +99,8 @@ def test_foreground_call_and_result(hooks: HookEnv, run: Run) -> None:
             ),
         )
     )
-    call, result = run.ledger()
+    call, stop, result = run.ledger()
+    assert stop["kind"] == "stop"
     assert call == {
         "kind": "call",
         "ts_ms": call["ts_ms"],
@@ -217,7 +237,7 @@ def test_a_call_made_before_the_run_ended_still_gets_its_result(hooks: HookEnv, 
     assert [record["kind"] for record in run.ledger()] == ["call", "result"]
 
 
-def test_six_reviewers_make_one_parallel_group(hooks: HookEnv, run: Run) -> None:
+def test_six_reviewers_make_one_parallel_group(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     # The six PreToolUse hooks of one assistant message run concurrently.
     procs = [
         subprocess.Popen(
@@ -238,11 +258,12 @@ def test_six_reviewers_make_one_parallel_group(hooks: HookEnv, run: Run) -> None
     assert run.events("REVIEW_PARALLEL_END") == []
     issues = {agent: n for n, agent in enumerate(REVIEWERS)}
     for agent in REVIEWERS[:-1]:
-        payload = hooks.post_tool_use(
-            f"fixloop:{agent}", f"toolu_{agent}", f"id-{agent}", reviewer_report(agent, issues[agent])
-        )
+        report = reviewer_report(agent, issues[agent])
+        stop_recorded(hooks, tmp_path, agent, f"id-{agent}", report, issues[agent])
+        payload = hooks.post_tool_use(f"fixloop:{agent}", f"toolu_{agent}", f"id-{agent}", report)
         assert_silent(hooks.run("PostToolUse", payload))
         assert run.events("REVIEW_PARALLEL_END") == []
+    # The last one's SubagentStop hook never ran: the tool's own status stands, and no issue count.
     last = REVIEWERS[-1]
     assert_silent(
         hooks.run(
@@ -252,6 +273,7 @@ def test_six_reviewers_make_one_parallel_group(hooks: HookEnv, run: Run) -> None
 
     ledger = run.ledger()
     calls = {line["agent"]: line for line in ledger if line["kind"] == "call"}
+    assert sorted(line["agent"] for line in ledger if line["kind"] == "stop") == sorted(REVIEWERS[:-1])
     results = {line["agent"]: line for line in ledger if line["kind"] == "result"}
     assert sorted(calls) == sorted(REVIEWERS) == sorted(results)
     (start,) = run.events("REVIEW_PARALLEL_START")
@@ -347,7 +369,8 @@ def test_background_agent_is_closed_at_its_stop(hooks: HookEnv, run: Run) -> Non
 def test_background_reviewers_close_the_group_at_their_stops(
     hooks: HookEnv, run: Run, tmp_path: Path
 ) -> None:
-    engine = fake_engine(tmp_path / "engine", [{"status": "recorded", "valid": True, "retry": False}])
+    stops = (("test-analyzer", 1), ("code-reviewer", 4))
+    engine = fake_engine(tmp_path / "engine", [recorded_answer(agent, count) for agent, count in stops])
     env = {"FIXLOOP_HOOK_ENGINE": str(engine)}
     for agent in ("code-reviewer", "test-analyzer"):
         assert_silent(
@@ -360,7 +383,7 @@ def test_background_reviewers_close_the_group_at_their_stops(
             )
         )
     assert run.events("REVIEW_PARALLEL_END") == []
-    for agent, count in (("test-analyzer", 1), ("code-reviewer", 4)):
+    for agent, count in stops:
         stop = hooks.subagent_stop(f"fixloop:{agent}", f"id-{agent}", reviewer_report(agent, count))
         assert_silent(hooks.run("SubagentStop", stop, env))
     (end,) = run.events("REVIEW_PARALLEL_END")
@@ -380,7 +403,10 @@ def test_async_launch_hook_after_the_stop_still_closes_the_call(hooks: HookEnv, 
     assert len(run.events("AGENT_RESULT")) == 1
 
 
-def test_result_without_a_seen_call_uses_the_reported_duration(hooks: HookEnv, run: Run) -> None:
+def test_result_without_a_seen_call_uses_the_reported_duration(
+    hooks: HookEnv, run: Run, tmp_path: Path
+) -> None:
+    stop_recorded(hooks, tmp_path, "review-fixer", "agent-f", '{"status":"failed"}', None, "failed")
     payload = hooks.post_tool_use("fixloop:review-fixer", "toolu_lost", "agent-f", '{"status":"failed"}')
     assert_silent(hooks.run("PostToolUse", payload))
     (event,) = run.events("AGENT_RESULT")
@@ -493,7 +519,8 @@ def test_hook_scripts_use_the_standard_library_only() -> None:
     """The every-call hooks import nothing outside the standard library and the stdlib-only modules."""
     probe = (
         "import sys, runpy; sys.argv=['x']; sys.path.insert(0, {hooks!r});"
-        "import hooklib, calls, agent_events, subagent_stop;"
+        "import agent_events, subagent_stop;"
+        "import fixloop.hookside.calls, fixloop.hookside.review_group, fixloop.hookside.engine;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('click','pydantic','jsonschema'));"
         "print(bad)"
     ).format(hooks=str(PLUGIN_ROOT / "hooks"))
@@ -506,18 +533,16 @@ def test_hook_scripts_use_the_standard_library_only() -> None:
 HEAVY_MODULES = ("json", "re", "enum", "pathlib", "typing", "collections", "contextlib", "functools", "math")
 
 
-def modules_loaded_by(hooks: HookEnv, payload: dict[str, Any], script: str = "agent_events") -> set[str]:
+def modules_loaded_by(
+    hooks: HookEnv, payload: dict[str, Any], script: str = "agent_events", env: dict[str, str] | None = None
+) -> set[str]:
     """The modules one hook process imports (from -X importtime), run as run-hook runs it."""
-    done = subprocess.run(
+    return modules_imported_by_process(
         [sys.executable, "-E", "-S", "-X", "importtime", str(PLUGIN_ROOT / "hooks" / f"{script}.py")],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env=hooks.env,
-        cwd=hooks.project,
-        check=True,
+        json.dumps(payload).encode(),
+        {**hooks.env, **(env or {})},
+        hooks.project,
     )
-    lines = done.stderr.decode().splitlines()
-    return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
 
 
 def test_every_call_hooks_and_a_coordinators_stop_load_no_heavy_module(hooks: HookEnv, run: Run) -> None:
@@ -534,6 +559,7 @@ def test_every_call_hooks_and_a_coordinators_stop_load_no_heavy_module(hooks: Ho
     loaded |= modules_loaded_by(hooks, coordinator_stop, "subagent_stop")
     assert "fixloop.store.logwriter" in loaded  # the hooks did their work, below
     assert sorted(loaded & {*HEAVY_MODULES, "subprocess"}) == []
+    assert in_packages(loaded, NOT_IN_HOOKS) == []
     assert [line["kind"] for line in run.ledger()][-1] == "stop"
     assert [event["type"] for event in run.events()][-6:] == [
         "REVIEW_PARALLEL_START",
@@ -543,6 +569,43 @@ def test_every_call_hooks_and_a_coordinators_stop_load_no_heavy_module(hooks: Ho
         "AGENT_RESULT",
         "REVIEW_PARALLEL_END",
     ]
+
+
+def test_no_per_call_hook_path_loads_the_engines_upper_layers(
+    hooks: HookEnv, run: Run, tmp_path: Path
+) -> None:
+    """Whole packages: no module of contracts, runs, review, report or cli, nor pydantic, click, json, re,
+    pathlib, typing or collections, on any path a subagent call takes through the hooks."""
+    engine = fake_engine(tmp_path / "engine", [recorded_answer("review-fixer")])
+    coordinator = "fixloop:review-coordinator"
+    paths: list[tuple[dict[str, Any], str]] = [
+        (hooks.pre_tool_use("fixloop:review-fixer", "toolu_f"), "agent_events"),
+        (hooks.subagent_start("fixloop:review-fixer", "id-f"), "agent_events"),
+        (
+            hooks.post_tool_use("fixloop:review-fixer", "toolu_f", "id-f", '{"status": "success"}'),
+            "agent_events",
+        ),
+        (hooks.pre_tool_use("fixloop:code-reviewer", "toolu_cr"), "agent_events"),
+        (failure_payload(hooks, "fixloop:code-reviewer", "toolu_cr"), "agent_events"),
+        (hooks.pre_tool_use(coordinator, "toolu_rc", background=True), "agent_events"),
+        (hooks.post_tool_use_async(coordinator, "toolu_rc", "id-rc"), "agent_events"),
+        (hooks.subagent_stop(coordinator, "id-rc", '{"status": "success"}'), "subagent_stop"),
+        (hooks.pre_tool_use("general-purpose", "toolu_gp"), "agent_events"),
+    ]
+    loaded: set[str] = set()
+    for payload, script in paths:
+        loaded |= modules_loaded_by(hooks, payload, script)
+    assert in_packages(loaded, NOT_IN_HOOKS) == []
+    assert {"fixloop.hookside.calls", "fixloop.hookside.review_group", "fixloop.store.runview"} <= loaded
+    assert [line["kind"] for line in run.ledger()] == [
+        "call", "start", "result", "call", "result", "call", "launch", "stop", "result"
+    ]  # fmt: skip
+    # A contracted agent's stop runs the engine in a subprocess (which brings re and collections): the
+    # hook's own process still loads none of the engine's upper layers.
+    stop = hooks.subagent_stop("fixloop:review-fixer", "id-f2", '{"status": "success"}')
+    loaded = modules_loaded_by(hooks, stop, "subagent_stop", {"FIXLOOP_HOOK_ENGINE": str(engine)})
+    assert "subprocess" in loaded
+    assert in_packages(loaded, (*ENGINE_PACKAGES, "pydantic", "click", "json", "pathlib", "typing")) == []
 
 
 def test_a_foreground_reviewer_with_a_rejected_answer_counts_as_failed(
@@ -608,9 +671,12 @@ def test_a_failed_agent_call_is_a_failed_result(hooks: HookEnv, run: Run) -> Non
     ]
 
 
-def test_a_group_left_waiting_is_closed_by_the_next_dispatch(hooks: HookEnv, run: Run) -> None:
+def test_a_group_left_waiting_is_closed_by_the_next_dispatch(
+    hooks: HookEnv, run: Run, tmp_path: Path
+) -> None:
     for agent in ("code-reviewer", "test-analyzer"):
         assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use(f"fixloop:{agent}", f"toolu_1_{agent}")))
+    stop_recorded(hooks, tmp_path, "code-reviewer", "a1", reviewer_report("x", 2), 2)
     payload = hooks.post_tool_use(
         "fixloop:code-reviewer", "toolu_1_code-reviewer", "a1", reviewer_report("x", 2)
     )

@@ -1,0 +1,206 @@
+"""SubagentStop: hold fixloop's reviewers, fixer and verifier to their output contracts.
+
+For a fixloop subagent of a session with a running run:
+1. appends a `stop` line to the ledger (agent_id, sha256 of the final message);
+2. for a contracted agent, records the final message into the run with the engine (hookside.engine):
+   - valid: the result is in the run; the agent stops;
+   - invalid and the engine allows a retry: answers {"decision":"block","reason":...} quoting the
+     violations, so the agent answers again; at most MAX_BLOCKS times per agent_id, whatever the engine
+     says (counted from the ledger's stop lines);
+   - invalid without retry: the agent stops (the engine has logged CONTRACT_VIOLATION);
+   - engine unavailable, timed out or refusing: the agent stops, and a WARNING is logged;
+3. stores the verdict (hooks-state.json "verdicts", per agent_id) that the call's AGENT_RESULT reports:
+   validity, and the agent's status and issue count from the engine's answer (an uncontracted agent's
+   status from its own answer);
+4. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops.
+"""
+
+from __future__ import annotations
+
+from fixloop.core import agent_names, jsoncodec
+from fixloop.hookside import payload as payloads
+from fixloop.hookside.context import now_ms
+from fixloop.store import ledger
+
+# The stop of every fixloop subagent runs this module; only the contracted agents need the engine (and
+# subprocess). The rest stays as light as the every-call hooks.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from fixloop.hookside.context import RunContext
+
+MAX_BLOCKS = 2
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return jsoncodec.dumps(value, ensure_ascii=False)
+
+
+def violation_lines(error: object) -> list[str]:
+    """The violations of an invalid answer, quoted as the engine reported them, one per line."""
+    if not isinstance(error, dict):
+        return [f"- {_text(error)}"] if error else []
+    lines: list[str] = []
+    code, message = error.get("code"), error.get("message")
+    if code or message:
+        lines.append(f"- {code or 'ERROR'}: {_text(message) if message is not None else ''}".rstrip(": "))
+    violations = error.get("violations")
+    if isinstance(violations, list):
+        for item in violations:
+            if isinstance(item, dict) and "message" in item:
+                where = item.get("path") or item.get("loc") or item.get("field")
+                text = _text(item["message"])
+                lines.append(f"- {_text(where)}: {text}" if where else f"- {text}")
+            else:
+                lines.append(f"- {_text(item)}")
+    missing = error.get("missing_fields")
+    if isinstance(missing, list) and missing:
+        lines.append("- missing fields: " + ", ".join(_text(item) for item in missing))
+    parse_error = error.get("parse_error")
+    if parse_error and _text(parse_error) not in _text(message):
+        lines.append(f"- JSON parse error: {_text(parse_error)}")
+    return lines
+
+
+def block_reason(agent: str, answer: Mapping[str, Any], attempt: int) -> str:
+    lines = [
+        f"fixloop rejected your final answer (attempt {attempt} of {MAX_BLOCKS + 1}): it does not satisfy "
+        f"the output contract of fixloop:{agent}.",
+        "Violations:",
+        *(violation_lines(answer.get("error")) or ["- (the engine gave no details)"]),
+    ]
+    hint = answer.get("hint")
+    if isinstance(hint, str) and hint.strip():
+        lines.append(hint.strip())
+    lines.append(
+        "Answer again with only the corrected JSON document and nothing else. Keep every field that was "
+        "already right and fix exactly the violations above."
+    )
+    return "\n".join(lines)
+
+
+def _store_verdict(context: RunContext, agent_id: str, verdict: dict[str, Any]) -> None:
+    def put(state: dict[str, Any]) -> None:
+        verdicts = state.get("verdicts")
+        if not isinstance(verdicts, dict):
+            verdicts = state["verdicts"] = {}
+        verdicts[agent_id] = verdict
+
+    ledger.update_hooks_state(context.run_dir, put)
+
+
+def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
+    agent = payloads.subagent_of(payload)
+    if agent is None:
+        return None
+    agent_id = payload.get("agent_id")
+    agent_id = agent_id if isinstance(agent_id, str) and agent_id else None
+    text = payload.get("last_assistant_message")
+    text = text if isinstance(text, str) else ""
+    message = ledger.message_bytes(text)
+    records = ledger.read(context.run_dir)
+    earlier_stops = len(ledger.stops_of(records, agent_id))
+    stop = ledger.append(
+        context.run_dir,
+        {
+            "kind": "stop",
+            "ts_ms": now_ms(),
+            "agent_type": payload.get("agent_type"),
+            "agent": agent,
+            "agent_id": agent_id,
+            "message_sha256": ledger.message_sha256(message),
+            "stop_hook_active": payload.get("stop_hook_active") is True,
+            "attempt": earlier_stops + 1,
+        },
+    )
+    contracted = agent in agent_names.CONTRACTED_AGENTS
+    verdict: dict[str, Any] = {
+        "valid": None,
+        "final": True,
+        "error": None,
+        "status": None if contracted else payloads.report_status(text),
+        "issues": None,
+    }
+    output: str | None = None
+    if contracted and agent_id is not None:
+        output = _enforce(context, agent, agent_id, message, earlier_stops, verdict)
+    if agent_id is not None:
+        _store_verdict(context, agent_id, verdict)
+    if output is None:
+        launch = ledger.find_launch(records, agent_id)
+        if launch is not None:
+            from fixloop.hookside import calls
+
+            calls.close_background(context, stop, launch.get("tool_use_id"), None)
+    return output
+
+
+def _enforce(
+    context: RunContext,
+    agent: str,
+    agent_id: str,
+    message: bytes,
+    earlier_stops: int,
+    verdict: dict[str, Any],
+) -> str | None:
+    """Record the answer and fill `verdict`; return the block decision to print, or None to let it stop."""
+    from fixloop.hookside import engine
+
+    try:
+        answer = engine.record(context, agent, agent_id, message)
+    except engine.EngineUnavailable as error:
+        context.warn(
+            "ENGINE_UNAVAILABLE",
+            f"The result of {agent} ({agent_id}) was not recorded: {error}",
+            agent=agent,
+            agent_id=agent_id,
+            impact="the coordinator sees no result for this agent; its contract was not checked",
+        )
+        return None
+    if answer.get("status") != "recorded":
+        code = engine.error_code(answer) or "RECORD_FAILED"
+        problem = answer.get("error")
+        detail = problem.get("message") if isinstance(problem, dict) else None
+        context.warn(
+            "RECORD_REFUSED",
+            f"The engine refused the result of {agent} ({agent_id}): {code}: {detail or 'no details'}",
+            agent=agent,
+            agent_id=agent_id,
+            error_code=code,
+        )
+        verdict.update(valid=None, error=code)
+        return None
+    if answer.get("valid") is True:
+        verdict.update(valid=True, status=engine.agent_status(answer), issues=engine.issues_count(answer))
+        return None
+    verdict.update(valid=False, error=engine.error_code(answer) or "CONTRACT_VIOLATION")
+    if answer.get("retry") is not True:
+        return None
+    if earlier_stops >= MAX_BLOCKS:
+        context.warn(
+            "CONTRACT_RETRY_CAP",
+            f"{agent} ({agent_id}) answered invalidly {earlier_stops + 1} times; the hook stops asking "
+            f"after {MAX_BLOCKS} retries although the engine allowed another.",
+            agent=agent,
+            agent_id=agent_id,
+        )
+        return None
+    verdict.update(final=False)
+    attempt = answer.get("attempt")
+    shown = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else earlier_stops + 1
+    decision = {"decision": "block", "reason": block_reason(agent, answer, shown)}
+    return jsoncodec.dumps(decision, ensure_ascii=False) + "\n"
+
+
+def relevant(payload: dict[str, Any]) -> bool:
+    return payloads.subagent_of(payload) is not None
+
+
+def handle(payload: dict[str, Any], context: RunContext) -> str | None:
+    if payload.get("hook_event_name") not in (None, "SubagentStop"):
+        return None
+    return subagent_stop(payload, context)
