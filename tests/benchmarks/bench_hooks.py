@@ -67,7 +67,7 @@ def main() -> int:
     args = parser.parse_args()
     hook_python: str = args.hook_python
 
-    from fixloop.runs import lifecycle
+    from fixloop.runs import creation
 
     with tempfile.TemporaryDirectory() as temp:
         base = Path(temp)
@@ -79,7 +79,7 @@ def main() -> int:
         (data / "python3-path").write_text(hook_python + "\n")
         session = "bench-session"
         os.environ["CLAUDE_PROJECT_DIR"] = str(project)
-        state = lifecycle.start_run(
+        state = creation.start_run(
             "bugfix", root=project, stack="backend", changed_files=["src/app.py"], claude_session_id=session
         )["state"]
         env = {

@@ -60,7 +60,7 @@ from scripted_api import (
 )
 
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
-from fixloop.store.logwriter import render_text
+from fixloop.store.logtext import render_text
 
 JSON = dict[str, Any]
 Answer = str | Mapping[str, Any]  # a final message: sent as is (str) or as compact JSON (a mapping)

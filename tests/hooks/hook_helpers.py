@@ -247,9 +247,10 @@ def make_hooks(tmp_path: Path) -> HookEnv:
 
 
 def start_run(hooks: HookEnv, *, log: bool = True) -> Run:
-    from fixloop.runs import lifecycle
 
-    result = lifecycle.start_run(
+    from fixloop.runs import creation
+
+    result = creation.start_run(
         "bugfix",
         root=hooks.project,
         stack="backend",

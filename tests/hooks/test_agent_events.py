@@ -23,7 +23,7 @@ from hook_helpers import (
 )
 
 from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWERS
-from fixloop.runs import lifecycle
+from fixloop.runs import lifecycle, phasebook
 
 
 def reviewer_report(agent: str, issues: int) -> str:
@@ -165,7 +165,7 @@ def test_shell_syntax_in_the_payload_reaches_the_hook_untouched(
 
 
 def test_call_inside_a_subagent_names_the_parent_and_the_open_phase(hooks: HookEnv, run: Run) -> None:
-    lifecycle.phase_start(hooks.project, run.run_id, 5)
+    phasebook.phase_start(hooks.project, run.run_id, 5)
     payload = hooks.pre_tool_use(
         "fixloop:review-fixer",
         "toolu_fix",
@@ -709,7 +709,7 @@ def test_a_group_left_waiting_is_closed_by_the_next_dispatch(
 def test_every_event_written_fits_its_event_model(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     from fixloop.contracts.events import EVENT_MODELS
 
-    lifecycle.phase_start(hooks.project, run.run_id, 5)
+    phasebook.phase_start(hooks.project, run.run_id, 5)
     for agent in REVIEWERS[:2]:
         assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use(f"fixloop:{agent}", f"toolu_{agent}")))
     post = hooks.post_tool_use(

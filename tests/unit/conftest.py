@@ -33,9 +33,10 @@ def git_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 @pytest.fixture
 def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    """A FakeClock installed as fixloop.runs.lifecycle.default_clock (used by the CLI and every run call)."""
-    from fixloop.runs import lifecycle
+    """A FakeClock installed as timekeeping.default_clock (used by the CLI and by every run call)."""
+
+    from fixloop.core import timekeeping
 
     clock = FakeClock()
-    monkeypatch.setattr(lifecycle, "default_clock", clock)
+    monkeypatch.setattr(timekeeping, "default_clock", clock)
     return clock

@@ -20,7 +20,7 @@ from fixloop.review.machine import decide_next
 from fixloop.review.questions import choose
 from fixloop.review.record import record_agent_result
 from fixloop.review.step import Transition
-from fixloop.runs import lifecycle
+from fixloop.runs import creation
 
 RUN_ID = "abcd1234"
 START_MS = 1_000_000
@@ -366,7 +366,7 @@ def configure(root: Path, **config: Any) -> None:
 
 def new_run(root: Path, clock: FakeClock, files: list[str] | None = None) -> dict[str, Any]:
     """Start a review run of `root` (changed files: src/app.py unless given); its state."""
-    state: dict[str, Any] = lifecycle.start_run(
+    state: dict[str, Any] = creation.start_run(
         "review", root=root, changed_files=["src/app.py"] if files is None else files, clock=clock
     )["state"]
     return state

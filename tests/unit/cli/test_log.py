@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from helpers_runs import FakeClock, read_events
 
 from fixloop.cli import cli
-from fixloop.runs import lifecycle
+from fixloop.runs import creation, lifecycle, phasebook
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -25,11 +25,11 @@ def invoke_json(*args: str) -> tuple[int, Any]:
 @pytest.fixture
 def logged_run(git_project: Path, fake_clock: FakeClock) -> dict[str, Any]:
     """A bugfix run: start, phase 0 (2 s), an error, a confidence decision, end. Clock starts 05:46:40 UTC."""
-    state = lifecycle.start_run("bugfix", root=git_project, stack="frontend", phase="0,1")["state"]
+    state = creation.start_run("bugfix", root=git_project, stack="frontend", phase="0,1")["state"]
     run_id = state["run_id"]
-    lifecycle.phase_start(git_project, run_id, 0)
+    phasebook.phase_start(git_project, run_id, 0)
     fake_clock.advance(2)
-    lifecycle.phase_end(git_project, run_id, 0, "success", {"errors_found": 3})
+    phasebook.phase_end(git_project, run_id, 0, "success", {"errors_found": 3})
     fake_clock.advance(1)
     log = lifecycle.run_log(lifecycle.load_run(git_project, run_id))
     log.emit("E", "ERROR", phase="phase_1", code="CONFIDENCE_TOO_LOW", message="35 < 40", recoverable=False)
@@ -155,6 +155,6 @@ def test_bad_level(logged_run: dict[str, Any]) -> None:
 
 
 def test_run_without_log(git_project: Path, fake_clock: FakeClock) -> None:
-    run_id = lifecycle.start_run("review", root=git_project, log=False)["state"]["run_id"]
+    run_id = creation.start_run("review", root=git_project, log=False)["state"]["run_id"]
     exit_code, document = invoke_json("log", "show", run_id)
     assert (exit_code, document["error"]["code"]) == (2, "NO_LOG")

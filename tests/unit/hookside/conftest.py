@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fixloop.runs import lifecycle
+from fixloop.runs import creation
 
 SESSION = "sess-hookside"
 
@@ -45,5 +45,5 @@ def bound_run(git_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
     monkeypatch.delenv("FIXLOOP_HOOK_ENGINE", raising=False)
     monkeypatch.delenv("FIXLOOP_RECORD_TIMEOUT", raising=False)
-    state = lifecycle.start_run("bugfix", root=git_project, claude_session_id=SESSION)["state"]
+    state = creation.start_run("bugfix", root=git_project, claude_session_id=SESSION)["state"]
     return BoundRun(git_project, state["run_id"], data)

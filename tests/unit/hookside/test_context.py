@@ -11,7 +11,7 @@ import pytest
 
 from fixloop.hookside import context
 from fixloop.hookside.context import RunContext
-from fixloop.runs import lifecycle
+from fixloop.runs import creation, lifecycle, phasebook
 from fixloop.store import ledger
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def run_hook(payload: dict[str, Any] | bytes, handler: context.Handler, relevant
 
 
 def test_the_handler_gets_the_run_and_its_answer_is_written(bound_run: BoundRun) -> None:
-    lifecycle.phase_start(bound_run.root, bound_run.run_id, 2)
+    phasebook.phase_start(bound_run.root, bound_run.run_id, 2)
     seen: list[RunContext] = []
 
     def handler(payload: dict[str, Any], found: RunContext) -> str:
@@ -112,7 +112,7 @@ def test_a_session_bound_to_a_missing_run_warns_in_the_data_directory(bound_run:
 
 
 def test_a_run_without_logging_has_no_event_log(git_project: Path) -> None:
-    state = lifecycle.start_run("bugfix", root=git_project, log=False, claude_session_id="quiet")["state"]
+    state = creation.start_run("bugfix", root=git_project, log=False, claude_session_id="quiet")["state"]
     found = context.find_run({"session_id": "quiet", "cwd": str(git_project)})
     assert found is not None and found.run_id == state["run_id"]
     assert found.log is None

@@ -14,7 +14,7 @@ from fixloop.contracts.events import ConfidenceDecision
 from fixloop.core import thresholds
 from fixloop.core.errors import FixloopError
 from fixloop.review import policy
-from fixloop.runs import lifecycle
+from fixloop.runs import creation
 
 # ---- retry ---------------------------------------------------------------------------------------
 
@@ -214,7 +214,7 @@ def test_cli_bad_input(args: tuple[str, ...], error_code: str) -> None:
 
 
 def test_cli_confidence_logs_a_decision_event(git_project: Path, fake_clock: object) -> None:
-    started = lifecycle.start_run("bugfix", root=git_project, stack="frontend")
+    started = creation.start_run("bugfix", root=git_project, stack="frontend")
     run_id = started["state"]["run_id"]
     code, doc = invoke(
         "policy", "confidence", "65", "--run", run_id, "--phase", "1", "--factors", '{"clarity": 70}'
@@ -237,7 +237,7 @@ def test_cli_confidence_logs_a_decision_event(git_project: Path, fake_clock: obj
 
 
 def test_cli_confidence_refuses_a_phase_the_workflow_lacks(git_project: Path, fake_clock: object) -> None:
-    run_id = lifecycle.start_run("bugfix", root=git_project)["state"]["run_id"]
+    run_id = creation.start_run("bugfix", root=git_project)["state"]["run_id"]
     code, doc = invoke("policy", "confidence", "65", "--run", run_id, "--phase", "9")
     assert code == 2
     assert doc["error"]["code"] == "INVALID_PHASE"  # type: ignore[index]

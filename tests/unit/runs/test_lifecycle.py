@@ -13,7 +13,7 @@ from helpers_runs import LIB, FakeClock, git, read_events, sha256_tree
 from fixloop import __version__
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.core.errors import FixloopError
-from fixloop.runs import lifecycle
+from fixloop.runs import changed_files, creation, lifecycle, phasebook
 from fixloop.store import layout
 
 START_S = 1_765_000_000.0  # 2025-12-06T05:46:40.000Z
@@ -27,7 +27,7 @@ def no_claude_session(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def start(root: Path, clock: FakeClock, **options: Any) -> dict[str, Any]:
     workflow = options.pop("workflow", "bugfix")
-    state: dict[str, Any] = lifecycle.start_run(workflow, root=root, clock=clock, **options)["state"]
+    state: dict[str, Any] = creation.start_run(workflow, root=root, clock=clock, **options)["state"]
     return state
 
 
@@ -57,7 +57,7 @@ def test_start_writes_state_logs_and_session_start(
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-42")
     (git_project / "src" / "app.py").write_text("changed\n")
     clock = FakeClock(START_S)
-    result = lifecycle.start_run(
+    result = creation.start_run(
         "bugfix",
         root=git_project,
         stack="frontend",
@@ -225,7 +225,7 @@ def test_invalid_phase_error_document(git_project: Path) -> None:
 
 def test_git_unavailable_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
-    state_result = lifecycle.start_run("review", root=tmp_path, git_base="", clock=FakeClock(START_S))
+    state_result = creation.start_run("review", root=tmp_path, git_base="", clock=FakeClock(START_S))
     state = state_result["state"]
     assert state["changed_files"] == []
     assert state_result["warnings"] == [
@@ -291,7 +291,7 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
     state = start(git_project, clock, stack="backend")
     run_id = state["run_id"]
     clock.advance(1.0)
-    opened = lifecycle.phase_start(git_project, run_id, 0, clock=clock)
+    opened = phasebook.phase_start(git_project, run_id, 0, clock=clock)
     assert opened == {
         "run_id": run_id,
         "phase": "phase_0",
@@ -299,7 +299,7 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
         "started_at_ms": START_MS + 1000,
     }
     clock.advance(12.333)
-    closed = lifecycle.phase_end(git_project, run_id, "0", "success", {"errors_found": 3}, clock=clock)
+    closed = phasebook.phase_end(git_project, run_id, "0", "success", {"errors_found": 3}, clock=clock)
     assert closed == {
         "run_id": run_id,
         "phase": "phase_0",
@@ -353,12 +353,12 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
 def test_failed_or_skipped_phase_is_not_completed(git_project: Path) -> None:
     clock = FakeClock(START_S)
     run_id = start(git_project, clock)["run_id"]
-    lifecycle.phase_start(git_project, run_id, 0, clock=clock)
-    lifecycle.phase_end(git_project, run_id, 0, "failed", clock=clock)
-    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
-    lifecycle.phase_end(git_project, run_id, 1, "skipped", clock=clock)
-    lifecycle.phase_start(git_project, run_id, 0, clock=clock)
-    lifecycle.phase_end(git_project, run_id, 0, "partial", clock=clock)
+    phasebook.phase_start(git_project, run_id, 0, clock=clock)
+    phasebook.phase_end(git_project, run_id, 0, "failed", clock=clock)
+    phasebook.phase_start(git_project, run_id, 1, clock=clock)
+    phasebook.phase_end(git_project, run_id, 1, "skipped", clock=clock)
+    phasebook.phase_start(git_project, run_id, 0, clock=clock)
+    phasebook.phase_end(git_project, run_id, 0, "partial", clock=clock)
     stored = lifecycle.load_run(git_project, run_id)
     assert stored["phases_completed"] == ["phase_0"]
     assert [(item["phase"], item["status"]) for item in stored["phase_results"]] == [
@@ -371,28 +371,28 @@ def test_failed_or_skipped_phase_is_not_completed(git_project: Path) -> None:
 @pytest.mark.parametrize(
     ("call", "code"),
     [
-        (lambda root, rid, c: lifecycle.phase_end(root, rid, 0, "success", clock=c), "PHASE_NOT_STARTED"),
-        (lambda root, rid, c: lifecycle.phase_start(root, rid, 3, clock=c), "PHASE_NOT_SELECTED"),
-        (lambda root, rid, c: lifecycle.phase_end(root, rid, 3, "success", clock=c), "PHASE_NOT_SELECTED"),
-        (lambda root, rid, c: lifecycle.phase_start(root, rid, 9, clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: lifecycle.phase_start(root, rid, "0,1", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: lifecycle.phase_start(root, rid, "all", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: lifecycle.phase_start(root, rid, "x", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: lifecycle.phase_start(root, rid, 1, clock=c), "PHASE_ALREADY_STARTED"),
-        (lambda root, rid, c: lifecycle.phase_end(root, rid, 1, "done", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: lifecycle.phase_end(root, rid, 1, "success", [1], clock=c), "INVALID_SUMMARY"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 0, "success", clock=c), "PHASE_NOT_STARTED"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, 3, clock=c), "PHASE_NOT_SELECTED"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 3, "success", clock=c), "PHASE_NOT_SELECTED"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, 9, clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, "0,1", clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, "all", clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, "x", clock=c), "INVALID_PHASE"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, 1, clock=c), "PHASE_ALREADY_STARTED"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 1, "done", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 1, "success", [1], clock=c), "INVALID_SUMMARY"),
         (lambda root, rid, c: lifecycle.end_run(root, rid, "running", clock=c), "INVALID_STATUS"),
         (lambda root, rid, c: lifecycle.end_run(root, rid, "dry_run_complete", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: lifecycle.set_files(root, rid, ["../x"], clock=c), "PATH_OUTSIDE_PROJECT"),
-        (lambda root, rid, c: lifecycle.set_files(root, rid, clock=c), "MISSING_ARGUMENT"),
-        (lambda root, rid, c: lifecycle.phase_start(root, "../x", 0, clock=c), "INVALID_RUN_ID"),
-        (lambda root, rid, c: lifecycle.phase_start(root, "0badc0de", 0, clock=c), "RUN_NOT_FOUND"),
+        (lambda root, rid, c: changed_files.set_files(root, rid, ["../x"], clock=c), "PATH_OUTSIDE_PROJECT"),
+        (lambda root, rid, c: changed_files.set_files(root, rid, clock=c), "MISSING_ARGUMENT"),
+        (lambda root, rid, c: phasebook.phase_start(root, "../x", 0, clock=c), "INVALID_RUN_ID"),
+        (lambda root, rid, c: phasebook.phase_start(root, "0badc0de", 0, clock=c), "RUN_NOT_FOUND"),
     ],
 )
 def test_bad_calls_leave_state_and_logs_unchanged(git_project: Path, call: Any, code: str) -> None:
     clock = FakeClock(START_S)
     run_id = start(git_project, clock, phase="0,1,2")["run_id"]
-    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
+    phasebook.phase_start(git_project, run_id, 1, clock=clock)
     before = snapshot(git_project)
     assert len(before) >= 4  # state, history, two logs
     with pytest.raises(FixloopError) as caught:
@@ -405,7 +405,7 @@ def test_bad_calls_leave_state_and_logs_unchanged(git_project: Path, call: Any, 
 def test_invalid_phase_on_a_run_lists_valid_values(git_project: Path) -> None:
     run_id = start(git_project, FakeClock())["run_id"]
     with pytest.raises(FixloopError) as caught:
-        lifecycle.phase_start(git_project, run_id, "9")
+        phasebook.phase_start(git_project, run_id, "9")
     assert caught.value.details == {
         "valid_values": ["0", "1", "2", "3", "4", "5", "all"],
         "received": "9",
@@ -420,10 +420,10 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
     clock = FakeClock(START_S)
     state = start(git_project, clock)
     run_id = state["run_id"]
-    lifecycle.phase_start(git_project, run_id, 0, clock=clock)
+    phasebook.phase_start(git_project, run_id, 0, clock=clock)
     clock.advance(2)
-    lifecycle.phase_end(git_project, run_id, 0, "success", clock=clock)
-    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
+    phasebook.phase_end(git_project, run_id, 0, "success", clock=clock)
+    phasebook.phase_start(git_project, run_id, 1, clock=clock)
     clock.advance(546)
     ended = lifecycle.end_run(git_project, run_id, "partial", {"files_changed": 2}, clock=clock)
     assert ended == {
@@ -456,9 +456,9 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
     before = snapshot(git_project)
     calls: list[Callable[[], object]] = [
         lambda: lifecycle.end_run(git_project, run_id, "success", clock=clock),
-        lambda: lifecycle.phase_start(git_project, run_id, 0, clock=clock),
-        lambda: lifecycle.phase_end(git_project, run_id, 1, "success", clock=clock),
-        lambda: lifecycle.set_files(git_project, run_id, ["a.py"], clock=clock),
+        lambda: phasebook.phase_start(git_project, run_id, 0, clock=clock),
+        lambda: phasebook.phase_end(git_project, run_id, 1, "success", clock=clock),
+        lambda: changed_files.set_files(git_project, run_id, ["a.py"], clock=clock),
     ]
     for again in calls:
         with pytest.raises(FixloopError) as caught:
@@ -489,13 +489,13 @@ def test_set_files_from_git_and_explicit(git_project: Path) -> None:
     state = start(git_project, clock)
     run_id = state["run_id"]
     (git_project / "README.md").write_text("new\n")
-    assert lifecycle.set_files(git_project, run_id, git_base="", clock=clock) == {
+    assert changed_files.set_files(git_project, run_id, git_base="", clock=clock) == {
         "run_id": run_id,
         "changed_files": ["README.md"],
         "base_ref": "HEAD",
         "warnings": [],
     }
-    assert lifecycle.set_files(git_project, run_id, ["b.py", "a.py", "a.py"], clock=clock)[
+    assert changed_files.set_files(git_project, run_id, ["b.py", "a.py", "a.py"], clock=clock)[
         "changed_files"
     ] == [
         "a.py",
@@ -514,7 +514,7 @@ def test_set_files_without_git_keeps_the_files(tmp_path: Path) -> None:
     state = start(tmp_path, FakeClock(), changed_files=["a.py"])
     before = snapshot(tmp_path)
     with pytest.raises(FixloopError) as caught:
-        lifecycle.set_files(tmp_path, state["run_id"], git_base="")
+        changed_files.set_files(tmp_path, state["run_id"], git_base="")
     assert (caught.value.code, caught.value.exit_code) == ("GIT_UNAVAILABLE", 1)
     assert snapshot(tmp_path) == before
 
@@ -577,10 +577,10 @@ CLOSE_PHASE = """
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from fixloop.runs import lifecycle
+from fixloop.runs import phasebook
 from fixloop.core.errors import FixloopError
 try:
-    lifecycle.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")
+    phasebook.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")
 except FixloopError as error:
     print(error.code)
 else:
@@ -588,8 +588,8 @@ else:
 """
 
 OPEN_PHASE = CLOSE_PHASE.replace(
-    'lifecycle.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")',
-    "lifecycle.phase_start(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]))",
+    'phasebook.phase_end(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), "success")',
+    "phasebook.phase_start(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]))",
 )
 
 
@@ -616,7 +616,7 @@ def run_parallel(script: str, root: Path, run_id: str, phases: list[int]) -> lis
 def test_concurrent_phase_ends_close_a_phase_once(git_project: Path) -> None:
     state = start(git_project, FakeClock(), workflow="pr-review")
     run_id = state["run_id"]
-    lifecycle.phase_start(git_project, run_id, 0)
+    phasebook.phase_start(git_project, run_id, 0)
     outputs = run_parallel(CLOSE_PHASE, git_project, run_id, [0] * 6)
     assert sorted(outputs) == ["OK", *["PHASE_NOT_STARTED"] * 5]
     stored = lifecycle.load_run(git_project, run_id)

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from fixloop.core.errors import FixloopError
 from fixloop.core.redact import redact
-from fixloop.store import logwriter
-from fixloop.store.logwriter import EventLog, log_file_paths, render_text, text_timestamp, utc_timestamp_ms
+from fixloop.core.timekeeping import text_timestamp, utc_timestamp_ms
+from fixloop.store import logtext
+from fixloop.store.logtext import render_text
+from fixloop.store.logwriter import EventLog, log_file_paths
 
 T0 = 1733495452.123  # 2024-12-06T14:30:52.123Z
 BASE = {"ts": "2024-12-06T14:30:52.123Z", "level": "I", "session_id": "a1b2c3d4"}
@@ -622,6 +624,6 @@ def test_text_lines_escape_exactly_the_unsafe_characters(message: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list("phase_-2aZ é٣\t ")) | st.characters(), max_size=12))
 def test_phase_labels_and_titles_match_their_patterns(word: str) -> None:
     match = re.fullmatch(r"phase_(\w+)", word)
-    assert logwriter._phase_label({"phase": word}) == (f"Phase {match.group(1)}" if match else word)
+    assert logtext._phase_label({"phase": word}) == (f"Phase {match.group(1)}" if match else word)
     expected_title = " ".join(part.capitalize() for part in re.split(r"[-_\s]+", word) if part)
-    assert logwriter._title(word) == expected_title
+    assert logtext._title(word) == expected_title

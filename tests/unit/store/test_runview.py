@@ -10,7 +10,7 @@ from helpers_imports import modules_loaded_by
 from helpers_review import Loop, all_fixed, issue, make_state
 from helpers_runs import FakeClock
 
-from fixloop.runs import lifecycle
+from fixloop.runs import creation, lifecycle, phasebook
 from fixloop.store import logwriter
 from fixloop.store.runview import LogSettings, RunView, run_view
 
@@ -18,7 +18,7 @@ A = issue("CR-1", 2, "Off by one.")
 
 
 def started(root: Path, clock: FakeClock, **options: Any) -> dict[str, Any]:
-    state: dict[str, Any] = lifecycle.start_run("bugfix", root=root, clock=clock, **options)["state"]
+    state: dict[str, Any] = creation.start_run("bugfix", root=root, clock=clock, **options)["state"]
     return state
 
 
@@ -48,15 +48,15 @@ def test_a_new_run(git_project: Path) -> None:
 def test_the_current_phase_is_the_latest_opened_still_open(git_project: Path) -> None:
     clock = FakeClock(step=1.0)
     run_id = started(git_project, clock)["run_id"]
-    lifecycle.phase_start(git_project, run_id, 1, clock=clock)
+    phasebook.phase_start(git_project, run_id, 1, clock=clock)
     assert run_view(current(git_project, run_id)).phase == "phase_1"
-    lifecycle.phase_start(git_project, run_id, 4, clock=clock)
-    lifecycle.phase_start(git_project, run_id, 2, clock=clock)  # opened last, though a lower number
+    phasebook.phase_start(git_project, run_id, 4, clock=clock)
+    phasebook.phase_start(git_project, run_id, 2, clock=clock)  # opened last, though a lower number
     assert run_view(current(git_project, run_id)).phase == "phase_2"
-    lifecycle.phase_end(git_project, run_id, 2, "success", clock=clock)
+    phasebook.phase_end(git_project, run_id, 2, "success", clock=clock)
     assert run_view(current(git_project, run_id)).phase == "phase_4"
     for number in (4, 1):
-        lifecycle.phase_end(git_project, run_id, number, "success", clock=clock)
+        phasebook.phase_end(git_project, run_id, number, "success", clock=clock)
     assert run_view(current(git_project, run_id)).phase is None
 
 

@@ -17,7 +17,7 @@ from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.report import logquery
 from fixloop.store import layout
-from fixloop.store.logwriter import LEVEL_LABELS, render_text
+from fixloop.store.logtext import LEVEL_LABELS, render_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 

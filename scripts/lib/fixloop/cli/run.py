@@ -12,7 +12,8 @@ import click
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
-from fixloop.runs import lifecycle
+from fixloop.runs import creation, lifecycle, phasebook
+from fixloop.runs.changed_files import set_files
 from fixloop.runs.phases import describe_phases
 from fixloop.store import layout
 
@@ -139,7 +140,7 @@ def start(
     """Start a run: state, logs, SESSION_START, and the Claude Code session binding."""
     root = project()
     files = gather_files(changed_files, files_from, extra_files)
-    started = lifecycle.start_run(
+    started = creation.start_run(
         workflow,
         root=root,
         stack=stack,
@@ -155,7 +156,7 @@ def start(
     )
     print_json(
         {
-            **lifecycle.describe_run(started["state"], root),
+            **creation.describe_run(started["state"], root),
             "free_text": started["free_text"],
             "warnings": started["warnings"],
         }
@@ -197,17 +198,17 @@ def phase(
     if start_phase is not None:
         if status is not None or summary is not None:
             raise FixloopError("USAGE_ERROR", "--status and --summary go with --end, not --start.")
-        print_json(lifecycle.phase_start(root, run_id, start_phase))
+        print_json(phasebook.phase_start(root, run_id, start_phase))
         return
     assert end_phase is not None
     if status is None:
         raise FixloopError(
             "USAGE_ERROR",
             "--end needs --status.",
-            valid_values=list(lifecycle.PHASE_STATUSES),
+            valid_values=list(phasebook.PHASE_STATUSES),
         )
     details = parse_json_object(summary, "--summary")
-    print_json(lifecycle.phase_end(root, run_id, end_phase, status, details))
+    print_json(phasebook.phase_end(root, run_id, end_phase, status, details))
 
 
 @run.command("end")
@@ -234,4 +235,4 @@ def files(
     """Replace a run's changed files (from git, or listed)."""
     check_run_id(run_id)
     listed = gather_files(changed_files, files_from, extra_files)
-    print_json(lifecycle.set_files(project(), run_id, listed, git_base))
+    print_json(set_files(project(), run_id, listed, git_base))

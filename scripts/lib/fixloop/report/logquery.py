@@ -18,7 +18,7 @@ from typing import Any
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import is_run_id
 from fixloop.store import layout
-from fixloop.store.logwriter import render_text
+from fixloop.store.logtext import render_text
 from fixloop.store.statestore import StateStore
 
 _REQUIRED = ("ts", "level", "type")

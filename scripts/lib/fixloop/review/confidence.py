@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fixloop.runs import lifecycle
+from fixloop.runs import lifecycle, phasebook
 
 
 def log_confidence_decision(
@@ -23,7 +23,7 @@ def log_confidence_decision(
     lifecycle.require_running(state)
     fields = dict(decision)
     if phase is not None:
-        fields["phase"] = lifecycle.phase_key(lifecycle.parse_phase_number(str(state["workflow"]), phase))
+        fields["phase"] = phasebook.phase_key(phasebook.parse_phase_number(str(state["workflow"]), phase))
     if factors is not None:
         fields["factors"] = factors
     event = lifecycle.run_log(state).emit("X", "CONFIDENCE_DECISION", **fields)

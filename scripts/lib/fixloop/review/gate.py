@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fixloop.core import timekeeping
+from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import current_round, started_review
 from fixloop.review.state import RunState
 from fixloop.review.step import Document, StepContext
 from fixloop.runs import lifecycle
 from fixloop.runs.verification import FAILED_STATUSES, STEP_NAMES, verify
-from fixloop.store.logwriter import utc_timestamp_ms
 
 
 def verification_passed(result: Mapping[str, Any] | None) -> bool:
@@ -98,7 +99,7 @@ def verify_action(ctx: StepContext, number: int, slot: str) -> Document:
 
 def verify_run(root: Path, run_id: str, clock: lifecycle.Clock | None = None) -> dict[str, Any]:
     """`fixloop verify RUN`: run the commands, store the result in the run and the loop, return it."""
-    clock = clock or lifecycle.default_clock
+    clock = clock or timekeeping.default_clock
     state = lifecycle.load_run(root, run_id)
     lifecycle.require_running(state)
     result = verify(state, clock)
@@ -107,7 +108,7 @@ def verify_run(root: Path, run_id: str, clock: lifecycle.Clock | None = None) ->
         lifecycle.require_running(current)
         current["verification"] = result
         attach_verification(current, result)
-        current["updated_at"] = utc_timestamp_ms(lifecycle.now_ms(clock) / 1000)
+        current["updated_at"] = utc_timestamp_ms(timekeeping.now_ms(clock) / 1000)
 
     lifecycle.store_for(root, run_id, clock).update(save, action="verify")
     return {"run_id": run_id, **result}

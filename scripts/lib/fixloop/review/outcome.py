@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import current_round
 from fixloop.review.step import Document, StepContext
 from fixloop.review.views import summary
-from fixloop.store.logwriter import utc_timestamp_ms
 
 # termination reason -> the coordinator output's status
 TERMINATION_STATUS: dict[str, str] = {

@@ -10,6 +10,7 @@ import gc
 from collections.abc import Callable
 from pathlib import Path
 
+from fixloop.core import timekeeping
 from fixloop.review.effects import project_effects
 from fixloop.review.machine import decide_next
 from fixloop.review.questions import choose
@@ -23,7 +24,7 @@ Step = Callable[[RunState], Transition]
 
 
 def now_ms() -> int:
-    return lifecycle.now_ms(lifecycle.default_clock)
+    return timekeeping.now_ms(timekeeping.default_clock)
 
 
 def apply_step(store: StateStore, step: Step, action: str) -> tuple[RunState, Transition]:
@@ -51,8 +52,8 @@ def apply_step(store: StateStore, step: Step, action: str) -> tuple[RunState, Tr
 
 def run_step(root: Path, run_id: str, step: Step, action: str) -> Transition:
     """apply_step on the run's state, then write the transition's events to the run's log."""
-    saved, transition = apply_step(lifecycle.store_for(root, run_id, lifecycle.default_clock), step, action)
-    log = lifecycle.run_log(saved, lifecycle.default_clock)
+    saved, transition = apply_step(lifecycle.store_for(root, run_id, timekeeping.default_clock), step, action)
+    log = lifecycle.run_log(saved, timekeeping.default_clock)
     for level, kind, fields in transition.events:
         log.emit(level, kind, **fields)
     return transition

@@ -20,10 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from fixloop.core import timekeeping
 from fixloop.core.redact import redact
+from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.runs import lifecycle
 from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
-from fixloop.store.logwriter import utc_timestamp_ms
 
 Clock = Callable[[], float]
 OUTPUT_TAIL_CHARS = 2000
@@ -62,7 +63,7 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> dict[str, Any]:
     """Run one shell command; never raises for the command's own failure."""
     with tempfile.TemporaryFile() as output:
-        started = lifecycle.now_ms(clock)
+        started = timekeeping.now_ms(clock)
         try:
             process = subprocess.Popen(
                 command,
@@ -76,7 +77,7 @@ def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> d
         except OSError as error:
             return {
                 "status": "failed",
-                "duration_ms": max(0, lifecycle.now_ms(clock) - started),
+                "duration_ms": max(0, timekeeping.now_ms(clock) - started),
                 "exit_code": None,
                 "command": command,
                 "output_tail": None,
@@ -94,7 +95,7 @@ def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> d
             # The shell is done; end anything it left behind in its group (a stray background job).
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
-        duration = max(0, lifecycle.now_ms(clock) - started)
+        duration = max(0, timekeeping.now_ms(clock) - started)
         tail = output_tail(output)
     if exit_code is None:
         status, reason = "timeout", f"timed out after {timeout_seconds:g}s"
@@ -123,14 +124,14 @@ def overall_status(steps: Mapping[str, Mapping[str, Any]]) -> str:
 
 def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, Any]:
     """Run the run's configured commands and log REVIEW_VERIFICATION_START/END; does not touch the state."""
-    clock = clock or lifecycle.default_clock
+    clock = clock or timekeeping.default_clock
     config = config_from_dump(state.get("config"))
     project = Path(str(state["project_dir"]))
     changed = state.get("changed_files")
     files_count = len(changed) if isinstance(changed, list) else 0
     log = lifecycle.run_log(state, clock)
     log.emit("I", "REVIEW_VERIFICATION_START", files_count=files_count)
-    started = lifecycle.now_ms(clock)
+    started = timekeeping.now_ms(clock)
     steps: dict[str, dict[str, Any]] = {}
     for step, field in COMMAND_FIELDS.items():
         command = getattr(config, field)
@@ -141,7 +142,7 @@ def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, An
             steps[step] = _skipped(None, "not_configured")
         else:
             steps[step] = run_step(command, project, config.verify_timeout_seconds, clock)
-    ended = lifecycle.now_ms(clock)
+    ended = timekeeping.now_ms(clock)
     status = overall_status(steps)
     result: dict[str, Any] = {
         **steps,

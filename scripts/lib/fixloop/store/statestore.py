@@ -17,10 +17,10 @@ from typing import Any
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import is_run_id
 from fixloop.core.redact import redact
+from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.store.atomic import write_atomic
 from fixloop.store.jsonl import json_objects
 from fixloop.store.locking import file_lock
-from fixloop.store.logwriter import utc_timestamp_ms
 
 Validator = Callable[[dict[str, Any]], list[str]]
 MAX_ERRORS = 3

@@ -1,0 +1,113 @@
+"""A run's changed files: named by the user or taken from git, always inside the project."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fixloop.core import timekeeping
+from fixloop.core.errors import FixloopError
+from fixloop.core.timekeeping import utc_timestamp_ms
+from fixloop.runs.lifecycle import Clock, load_run, require_running, run_log, store_for
+from fixloop.store import gitfiles, layout
+
+
+def normalize_files(root: Path, files: Sequence[str]) -> list[str]:
+    """Project-relative POSIX paths of `files` (each must stay inside the project), sorted, no duplicates."""
+    real_root = root.resolve()
+    result: set[str] = set()
+    for item in files:
+        resolved = layout.resolve_inside(real_root, item)
+        if resolved == real_root:
+            raise FixloopError(
+                "PATH_OUTSIDE_PROJECT",
+                f"Refused path {item!r}: it names the project directory itself, not a file.",
+                received=item,
+                reason="project directory",
+            )
+        # Keep the name as given (a symlink stays a symlink) but normalised: join, then collapse `..`.
+        given = Path(item)
+        absolute = Path(os.path.normpath(given if given.is_absolute() else real_root / given))
+        try:
+            result.add(absolute.relative_to(real_root).as_posix())
+        except ValueError:
+            result.add(resolved.relative_to(real_root).as_posix())
+    return sorted(result)
+
+
+def collect_files(
+    root: Path, changed_files: Sequence[str] | None, git_base: str | None, tolerate_git: bool = True
+) -> tuple[list[str], str | None, list[dict[str, Any]]]:
+    """(files, base_ref, warnings). `git_base` "" or "HEAD" means the work tree against HEAD (or, before the
+    first commit, everything staged or untracked). With `tolerate_git`, GIT_UNAVAILABLE becomes a warning
+    and an empty list; otherwise it is raised."""
+    if changed_files is not None and git_base is not None:
+        raise FixloopError(
+            "CONFLICTING_ARGUMENTS",
+            "Give either changed files or --git-diff, not both.",
+            arguments=["--changed-files", "--git-diff"],
+        )
+    if changed_files is not None:
+        return normalize_files(root, changed_files), None, []
+    if git_base is None:
+        return [], None, []
+    base = None if git_base in ("", "HEAD") else git_base
+    try:
+        return gitfiles.changed_files(root, base), base or "HEAD", []
+    except FixloopError as error:
+        if error.code != "GIT_UNAVAILABLE" or not tolerate_git:
+            raise
+        warning = {
+            "code": "GIT_UNAVAILABLE",
+            "message": error.message,
+            "impact": "changed files unknown; the run starts with an empty list",
+        }
+        return [], base or "HEAD", [warning]
+
+
+def set_files(
+    root: Path,
+    run_id: str,
+    changed_files: Sequence[str] | None = None,
+    git_base: str | None = None,
+    clock: Clock | None = None,
+) -> dict[str, Any]:
+    """Replace the run's changed files (explicit list, or from git: `git_base` "" = HEAD).
+
+    Unlike start_run, GIT_UNAVAILABLE is raised here (exit 1) and the files stay as they were."""
+    clock = clock or timekeeping.default_clock
+    if changed_files is None and git_base is None:
+        raise FixloopError(
+            "MISSING_ARGUMENT",
+            "Give --changed-files F ... or --git-diff [BASE].",
+            arguments=[
+                "--changed-files",
+                "--git-diff",
+            ],
+        )
+    state = load_run(root, run_id)
+    require_running(state)
+    files, base_ref, _ = collect_files(root, changed_files, git_base, tolerate_git=False)
+    store = store_for(root, run_id, clock)
+    now = timekeeping.now_ms(clock)
+
+    def replace(current: dict[str, Any]) -> None:
+        require_running(current)
+        current["changed_files"] = files
+        current["base_ref"] = base_ref
+        current["updated_at"] = utc_timestamp_ms(now / 1000)
+
+    state = store.update(replace, action="set_files")
+    run_log(state, clock).emit(
+        "I",
+        "DATA_COLLECTED",
+        data_type="changed_files",
+        summary={
+            "count": len(files),
+            "source": "git" if git_base is not None else "explicit",
+            "base_ref": base_ref,
+        },
+    )
+    return {"run_id": run_id, "changed_files": files, "base_ref": base_ref, "warnings": []}

@@ -1,0 +1,184 @@
+"""Starting a workflow run: its state file, its logs, its Claude Code session binding and SESSION_START."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fixloop import __version__
+from fixloop.core import timekeeping
+from fixloop.core.errors import FixloopError
+from fixloop.core.ids import new_run_id
+from fixloop.core.timekeeping import utc_timestamp_ms
+from fixloop.runs.changed_files import collect_files
+from fixloop.runs.command_args import CommandArgs, parse_command_args
+from fixloop.runs.lifecycle import (
+    SESSION_ENV,
+    Clock,
+    check_choice,
+    check_stack,
+    run_log,
+    store_for,
+)
+from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
+from fixloop.store import gitfiles, layout
+from fixloop.store.logwriter import LOG_LEVELS, log_file_paths
+
+SCHEMA_VERSION = 1
+_CREATE_ATTEMPTS = 5
+
+
+# ---- start ---------------------------------------------------------------------------------------
+
+
+def start_run(
+    workflow: str,
+    *,
+    root: Path,
+    stack: str | None = None,
+    phase: str | None = None,
+    dry_run: bool = False,
+    log: bool | None = None,
+    level: str | None = None,
+    config_file: str | Path | None = None,
+    raw_args: str | None = None,
+    command: str | None = None,
+    changed_files: Sequence[str] | None = None,
+    git_base: str | None = None,
+    claude_session_id: str | None = None,
+    clock: Clock | None = None,
+) -> dict[str, Any]:
+    """Create a run, bind it to the Claude Code session, open its logs and write SESSION_START.
+
+    Options given directly win over the same flag in `raw_args` (the slash command's $ARGUMENTS).
+    `git_base` "" means HEAD. `claude_session_id` None reads $CLAUDE_CODE_SESSION_ID ("" = no session).
+    Returns {"state": ..., "warnings": [...], "free_text": ...}.
+    """
+    clock = clock or timekeeping.default_clock
+    known_workflow(workflow)
+    check_stack(stack)
+    parsed: CommandArgs = parse_command_args(raw_args)
+    phase_arg = phase if phase is not None else parsed.phase
+    selected = parse_phases(workflow, phase_arg)
+    if level is not None:
+        check_choice("INVALID_ARGUMENT", "log level", level, LOG_LEVELS)
+    effective_level = level or parsed.effective_level
+    verbose = parsed.verbose or effective_level == "debug"
+    dry = dry_run or parsed.dry_run
+    log_enabled = log if log is not None else parsed.log if parsed.log is not None else True
+    from fixloop.runs.config import load_config  # pydantic: only run start pays for it
+
+    loaded = load_config(root, config_file)
+    files, base_ref, warnings = collect_files(root, changed_files, git_base)
+    session = claude_session_id if claude_session_id is not None else os.environ.get(SESSION_ENV, "")
+    if session and not layout.is_session_id(session):
+        raise FixloopError(
+            "INVALID_SESSION_ID",
+            "Invalid Claude Code session id: expected 1-128 of A-Z a-z 0-9 _ -.",
+            received=session,
+        )
+
+    started_ms = timekeeping.now_ms(clock)
+    identifier = stack if workflow == "bugfix" and stack else workflow
+    args = {
+        "phase": phase_arg if phase_arg is not None else "all",
+        "dry_run": dry,
+        "log": log_enabled,
+        "verbose": verbose,
+    }
+    state: dict[str, Any] = {}
+    for _attempt in range(_CREATE_ATTEMPTS):
+        run_id = new_run_id()
+        log_files: dict[str, str] | None = None
+        if log_enabled:
+            jsonl, text = log_file_paths(
+                Path(layout.logs_dir(root, workflow)), identifier, run_id, started_ms / 1000
+            )
+            log_files = {"jsonl": str(jsonl), "text": str(text)}
+        stamp = utc_timestamp_ms(started_ms / 1000)
+        state = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "workflow": workflow,
+            "stack": stack,
+            "status": "running",
+            "created_at": stamp,
+            "updated_at": stamp,
+            "started_at_ms": started_ms,
+            "ended_at_ms": None,
+            "project_dir": str(root.resolve()),
+            "claude_session_id": session or None,
+            "command": command,
+            "args": args,
+            "free_text": parsed.rest,
+            "dry_run": dry,
+            "phases": selected,
+            "phases_completed": [],
+            "open_phases": {},
+            "phase_results": [],
+            "changed_files": files,
+            "base_ref": base_ref,
+            "config": loaded.dump(),
+            "config_sources": loaded.sources,
+            "logging": {
+                "enabled": log_enabled,
+                "level": effective_level,
+                "session_id": run_id,
+                "log_files": log_files,
+            },
+            "error_count": 0,
+            "errors": [],
+            "review": {},
+            "verification": None,
+        }
+        try:
+            store_for(root, run_id, clock).create(state)
+            break
+        except FixloopError as error:
+            if error.code != "RUN_EXISTS":
+                raise
+    else:  # pragma: no cover - 5 collisions of 32-bit random ids
+        raise FixloopError("RUN_ID_COLLISION", "Could not allocate a fresh run id.")
+
+    if session:
+        layout.bind_session(root, session, state["run_id"])
+    events = run_log(state, clock)
+    events.emit(
+        "I",
+        "SESSION_START",
+        workflow=workflow,
+        stack=stack,
+        command=command,
+        args=args,
+        env={
+            "project_root": state["project_dir"],
+            "plugin_version": __version__,
+            "git_branch": gitfiles.current_branch(root),
+        },
+    )
+    for warning in warnings:
+        events.emit("W", "WARNING", **warning)
+    return {"state": state, "warnings": warnings, "free_text": parsed.rest}
+
+
+def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:
+    """The `run start` answer."""
+    run_id = str(state["run_id"])
+    names = WORKFLOW_PHASES.get(str(state["workflow"]), ())
+    return {
+        "run_id": run_id,
+        "run_dir": str(Path(layout.run_dir(root, run_id))),
+        "state_file": str(Path(layout.state_path(root, run_id))),
+        "log_files": state["logging"]["log_files"],
+        "config": state["config"],
+        "config_sources": state.get("config_sources", []),
+        "workflow": state["workflow"],
+        "stack": state["stack"],
+        "phases": state["phases"],
+        "phase_names": {str(number): names[number] for number in state["phases"] if number < len(names)},
+        "dry_run": state["dry_run"],
+        "changed_files": state["changed_files"],
+        "claude_session_id": state["claude_session_id"],
+    }
