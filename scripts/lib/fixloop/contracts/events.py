@@ -1,4 +1,4 @@
-"""Every log event type of the logging design, plus fixloop's own CONTRACT_VIOLATION."""
+"""Every event type of fixloop's JSONL run log."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from fixloop.contracts.common import (
 )
 from fixloop.core.agent_names import REVIEWER_AGENTS, agent_name
 
-# The supervisor design's issue fields, and the reviewer-issue fields they stand for.
+# The simple array's issue field names, accepted as input, and the reviewer-issue fields they stand for.
 SUPERVISOR_FIELD_MAP: dict[str, str] = {
     "relevantFile": "file",
     "existingCode": "existing_code",
@@ -87,7 +87,7 @@ class ReviewerIssue(Contract):
         return "Quality"
 
     def to_supervisor_item(self) -> dict[str, Any]:
-        """The supervisor design's simple-array item for this issue."""
+        """The simple-array item of this issue."""
         return {
             "relevantFile": self.file,
             "existingCode": self.existing_code or "",

@@ -4,7 +4,7 @@
     python -m fixloop.contracts.schemagen --check   exit 1 and list the files that differ from the models
 
 The schemas describe the canonical documents (what `fixloop validate` prints). The validator also accepts a
-few input spellings the schemas do not list: the supervisor design's issue field names, severities in any
+few input spellings the schemas do not list: the simple array's issue field names, severities in any
 case, numeric strings for `line`, and `fixloop:`/`review-` prefixed agent names.
 """
 

@@ -1,4 +1,4 @@
-"""The supervisor design's review task: one document shared by every agent call."""
+"""The review task: one document shared by every reviewer of a round."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the review verifier (the supervisor design's Verify agent) returns."""
+"""What the review verifier returns: accuracy and rule checks per finding, and the review's quality."""
 
 from __future__ import annotations
 

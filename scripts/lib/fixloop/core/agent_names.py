@@ -17,7 +17,7 @@ REVIEWER_AGENTS: tuple[str, ...] = (
 FIXER_AGENT = "review-fixer"
 VERIFIER_AGENT = "review-verifier"
 CONTRACTED_AGENTS: tuple[str, ...] = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
-# The design documents call the reviewers `review-<name>`.
+# Reviewers are also known as `review-<name>` (e.g. review-code-reviewer in older logs).
 _DESIGN_PREFIX = "review-"
 
 

@@ -1,4 +1,4 @@
-"""The loop's numbers from the design: one set, shared by the contracts, the loop and `fixloop policy`.
+"""The loop's numbers: one set, shared by the contracts, the loop and `fixloop policy`.
 
 - Agent retries: TIMEOUT, RATE_LIMIT and OUTPUT_TRUNCATED are recoverable, retried at most MAX_RETRIES times.
 - Review quality: a verifier score of QUALITY_PASS_SCORE or more passes; below it the review is redone, at

@@ -1,4 +1,5 @@
-"""The review supervisor design's simple array: one item per remaining issue."""
+"""The simple array report: one item per remaining issue (relevantFile, existingCode, suggestionContent,
+improvedCode, label, suggestionLine)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The review-coordinator design's output document, computed from the run state alone.
+"""The review's result document (status, verification, iterations, summary, issues), computed from the run
+state alone.
 
 It is `fixloop review report --format json`, and what the Markdown report shows.
 """
@@ -137,7 +138,7 @@ def _review_document(review: Review) -> dict[str, Any]:
 
 
 def coordinator_output(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The review-coordinator design's output document (validated against CoordinatorOutput)."""
+    """The review's result document (validated against CoordinatorOutput)."""
     review = started_review(state)
     outcome: Mapping[str, Any] = (review.get("outcome") if review is not None else None) or {}
     document: dict[str, Any]

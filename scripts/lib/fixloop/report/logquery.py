@@ -1,4 +1,4 @@
-"""Questions about a JSONL run log: the design's jq queries, answered without jq.
+"""Questions about a JSONL run log (summary, errors, timeline, filtered events), answered without jq.
 
 A line that is not a JSON event is counted and reported, never fatal: a log written by several
 processes (or cut short by a crash) must still be readable.

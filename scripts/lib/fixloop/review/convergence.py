@@ -1,4 +1,5 @@
-"""Tracking a closed round against the previous one, and the design's convergence rules.
+"""Tracking a closed round against the previous one, and the convergence rules (more fixable issues than
+the round before: diverged; the same count twice in a row: converged).
 
 Resolved, introduced and persisting issue ids compare the two rounds' findings. The count of fixable
 issues decides: more than before is divergence; the same count NO_IMPROVEMENT_ROUNDS times in a row is

@@ -1,9 +1,8 @@
 """The review coordinator's loop: `decide_next` advances it as far as the recorded results allow.
 
-The coordinator agent only dispatches on the `action` of the answer:
-review | verify_findings | fix | verify | ask_user | stop | failed. See the shared spec, "The review state
-machine", and the review-coordinator design for the rules the steps implement (review/step.py describes
-what a step takes and returns).
+The answer's `action` is one of review | verify_findings | fix | verify | ask_user | stop | failed. Each
+step module holds its own rules (rounds, verifier, convergence, fix, questions, gate, outcome); review/step.py
+describes what a step takes and returns.
 """
 
 from __future__ import annotations

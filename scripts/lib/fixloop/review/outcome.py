@@ -53,7 +53,7 @@ def finish(ctx: StepContext, reason: str | None) -> Document:
     rnd = current_round(review)
     status = "dry_run_complete" if reason is None else TERMINATION_STATUS[reason]
     if status == "success" and summary(review)["final_issues"] > 0:
-        status = "partial"  # the design's partial: the loop finished with issues left for a person
+        status = "partial"  # partial: the loop finished with issues left for a person
     review["outcome"] = {
         "status": status,
         "termination_reason": reason,

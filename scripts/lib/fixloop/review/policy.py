@@ -1,8 +1,8 @@
 """Loop decisions as pure functions: agent retries, review quality retries, confidence gates.
 
-Numbers come from the coordinator-patterns design (recoverable errors, MAX_RETRIES = 2), the review
-supervisor design (quality score >= 50 passes, at most 3 quality retries) and the logging design's
-CONFIDENCE_DECISION thresholds (auto_continue 60, ask_user 40, stop 0). Standard library only.
+The numbers are fixloop.core.thresholds': recoverable errors retried at most MAX_RETRIES (2) times; a
+review quality score of 50 or more passes, at most 3 quality retries; confidence auto_continue at 60,
+ask_user at 40, else stop. Standard library only.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def retry_decision(code: str, attempt: int, previous_errors: Sequence[str] = ())
     """Decide whether the attempt number `attempt` (1 = the first call), which failed with `code`, is retried.
 
     A recoverable error is retried while fewer than MAX_RETRIES retries have been made (so at most
-    1 + MAX_RETRIES attempts in all). `retry_context` is the supervisor design's block for the next attempt.
+    1 + MAX_RETRIES attempts in all). `retry_context` goes with the next attempt: attempt_number,
+    previous_errors, recovery_actions_taken.
     """
     code = _check_code(code)
     attempt = _check_int("attempt", attempt, 1)
@@ -126,7 +127,7 @@ def quality_decision(score: int, attempt: int = 1, max_retries: int = MAX_QUALIT
 
 
 def confidence_decision(score: int) -> dict[str, Any]:
-    """auto_continue at >= 60, ask_user at >= 40, else stop (the logging design's CONFIDENCE_DECISION)."""
+    """auto_continue at >= 60, ask_user at >= 40, else stop (logged as CONFIDENCE_DECISION)."""
     score = _check_int("score", score, 0, 100)
     if score >= CONFIDENCE_THRESHOLDS["auto_continue"]:
         decision = "auto_continue"

@@ -46,7 +46,8 @@ def _issues_for_agent(rnd: Round, ids: list[str]) -> list[dict[str, Any]]:
 
 
 def review_task(state: Mapping[str, Any], rnd: Round) -> dict[str, Any]:
-    """The supervisor design's task document shared by the reviewers of this round's current pass."""
+    """The task document (task_id, review_type, working_directory, requirements, retry_context) shared by
+    the reviewers of this round's current pass."""
     config = config_of(state)
     run_id = run_id_of(state)
     base_ref = state.get("base_ref")

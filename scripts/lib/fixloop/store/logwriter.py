@@ -1,4 +1,4 @@
-"""The two run logs of the logging design: one JSON object per line, and an aligned text timeline.
+"""The two run logs: one JSON object per line, and an aligned text timeline.
 
 Writers append each line with a single os.write on an O_APPEND descriptor, so lines from several
 processes never interleave, and never raise on an I/O failure: hooks must fail open.
@@ -35,7 +35,7 @@ _JSON_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
 def log_file_paths(
     logs_dir: Path, identifier: str, session_id: str, now: float | None = None
 ) -> tuple[Path, Path]:
-    """The design's `<YYYY-MM-DD_HHMMSS>_<identifier>_<session_id>.jsonl` and `.log` pair (UTC)."""
+    """The `<YYYY-MM-DD_HHMMSS>_<identifier>_<session_id>.jsonl` and `.log` pair (UTC)."""
     seconds = int(time.time() if now is None else now)
     stamp = time.strftime("%Y-%m-%d_%H%M%S", time.gmtime(seconds))
     import re
