@@ -388,3 +388,13 @@ def copy_plugin(tmp_path: Path) -> Path:
     shutil.copytree(PLUGIN_ROOT / "scripts", target / "scripts", ignore=ignore)
     shutil.copytree(PLUGIN_ROOT / "hooks", target / "hooks", ignore=ignore)
     return target
+
+
+def open_phase(hooks: HookEnv, run: Run, number: int) -> None:
+    """Open phase `number` of the run, ending each earlier phase `skipped` first (phases run in order)."""
+    from fixloop.runs import phasebook
+
+    for earlier in range(number):
+        phasebook.phase_start(hooks.project, run.run_id, earlier)
+        phasebook.phase_end(hooks.project, run.run_id, earlier, "skipped")
+    phasebook.phase_start(hooks.project, run.run_id, number)

@@ -17,13 +17,14 @@ from hook_helpers import (
     Run,
     fake_engine,
     hook_command,
+    open_phase,
     recorded_answer,
     start_run,
     write_executable,
 )
 
 from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWERS
-from fixloop.runs import lifecycle, phasebook
+from fixloop.runs import ending
 
 
 def reviewer_report(agent: str, issues: int) -> str:
@@ -165,7 +166,7 @@ def test_shell_syntax_in_the_payload_reaches_the_hook_untouched(
 
 
 def test_call_inside_a_subagent_names_the_parent_and_the_open_phase(hooks: HookEnv, run: Run) -> None:
-    phasebook.phase_start(hooks.project, run.run_id, 5)
+    open_phase(hooks, run, 5)
     payload = hooks.pre_tool_use(
         "fixloop:review-fixer",
         "toolu_fix",
@@ -216,7 +217,7 @@ def test_a_session_without_a_run_writes_nothing(hooks: HookEnv, run: Run) -> Non
 
 
 def test_a_finished_run_is_left_alone(hooks: HookEnv, run: Run) -> None:
-    lifecycle.end_run(hooks.project, run.run_id, "success")
+    ending.end_run(hooks.project, run.run_id, "failed")
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_01")))
     assert run.ledger() == []
 
@@ -224,7 +225,7 @@ def test_a_finished_run_is_left_alone(hooks: HookEnv, run: Run) -> None:
 def test_a_call_made_before_the_run_ended_still_gets_its_result(hooks: HookEnv, run: Run) -> None:
     # The review coordinator ends its own run, then returns: its result still belongs to the run.
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:review-coordinator", "toolu_c")))
-    lifecycle.end_run(hooks.project, run.run_id, "success")
+    ending.end_run(hooks.project, run.run_id, "failed")
     report = '{"status": "success", "agent": "review-coordinator"}'
     post = hooks.post_tool_use("fixloop:review-coordinator", "toolu_c", "agent-c", report)
     assert_silent(hooks.run("PostToolUse", post))
@@ -709,7 +710,7 @@ def test_a_group_left_waiting_is_closed_by_the_next_dispatch(
 def test_every_event_written_fits_its_event_model(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     from fixloop.contracts.events import EVENT_MODELS
 
-    phasebook.phase_start(hooks.project, run.run_id, 5)
+    open_phase(hooks, run, 5)
     for agent in REVIEWERS[:2]:
         assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use(f"fixloop:{agent}", f"toolu_{agent}")))
     post = hooks.post_tool_use(

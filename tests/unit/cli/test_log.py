@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from helpers_runs import FakeClock, read_events
 
 from fixloop.cli import cli
-from fixloop.runs import creation, lifecycle, phasebook
+from fixloop.runs import creation, ending, lifecycle, phasebook
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -36,7 +36,7 @@ def logged_run(git_project: Path, fake_clock: FakeClock) -> dict[str, Any]:
     fake_clock.advance(1)
     assert invoke("policy", "confidence", "35", "--run", run_id, "--phase", "1")[0] == 0
     fake_clock.advance(1)
-    lifecycle.end_run(git_project, run_id, "failed")
+    ending.end_run(git_project, run_id, "failed")
     return lifecycle.load_run(git_project, run_id)
 
 

@@ -190,7 +190,7 @@ def test_unknown_run(git_project: Path) -> None:
 
 
 def test_phase_lifecycle_and_end(git_project: Path, fake_clock: FakeClock) -> None:
-    run_id = start("--workflow", "execute-plan", "--phase", "0,4")["run_id"]
+    run_id = start("--workflow", "execute-plan", "--phase", "4")["run_id"]
     fake_clock.advance(1)
     code, opened = invoke("run", "phase", run_id, "--start", "4")
     assert code == 0

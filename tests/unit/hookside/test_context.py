@@ -11,7 +11,7 @@ import pytest
 
 from fixloop.hookside import context
 from fixloop.hookside.context import RunContext
-from fixloop.runs import creation, lifecycle, phasebook
+from fixloop.runs import creation, ending, phasebook
 from fixloop.store import ledger
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def run_hook(payload: dict[str, Any] | bytes, handler: context.Handler, relevant
 
 
 def test_the_handler_gets_the_run_and_its_answer_is_written(bound_run: BoundRun) -> None:
-    phasebook.phase_start(bound_run.root, bound_run.run_id, 2)
+    phasebook.phase_start(bound_run.root, bound_run.run_id, 0)
     seen: list[RunContext] = []
 
     def handler(payload: dict[str, Any], found: RunContext) -> str:
@@ -39,7 +39,7 @@ def test_the_handler_gets_the_run_and_its_answer_is_written(bound_run: BoundRun)
     assert (found.run_id, found.root, found.view.phase, found.view.running) == (
         bound_run.run_id,
         str(bound_run.root),
-        "phase_2",
+        "phase_0",
         True,
     )
     assert found.run_dir == str(bound_run.dir)
@@ -94,7 +94,7 @@ def test_without_a_run_the_warning_goes_to_the_data_directory(
 
 def test_an_ended_run_is_found_only_for_the_result_of_a_call_it_recorded(bound_run: BoundRun) -> None:
     ledger.append(str(bound_run.dir), {"kind": "call", "ts_ms": 1, "tool_use_id": "toolu_1"})
-    lifecycle.end_run(bound_run.root, bound_run.run_id, "success")
+    ending.end_run(bound_run.root, bound_run.run_id, "failed")
     post = bound_run.payload("PostToolUse", tool_use_id="toolu_1")
     assert context.find_run(bound_run.payload("PreToolUse", tool_use_id="toolu_1")) is None
     found = context.find_run(post)

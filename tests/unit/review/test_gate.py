@@ -26,7 +26,7 @@ from fixloop.contracts.events import EVENT_MODELS
 from fixloop.core.errors import FixloopError
 from fixloop.review import gate
 from fixloop.review.gate import attach_verification, verification_slot
-from fixloop.runs import lifecycle
+from fixloop.runs import ending, lifecycle
 
 START_S = 1_765_000_000.0
 
@@ -134,7 +134,7 @@ def test_an_ended_run_is_not_verified(git_project: Path) -> None:
     configure(git_project, test_command="touch ran.txt")
     clock = FakeClock(START_S)
     run_id = new_run(git_project, clock)["run_id"]
-    lifecycle.end_run(git_project, run_id, "success", clock=clock)
+    ending.end_run(git_project, run_id, "failed", clock=clock)
     before = sha256_tree(git_project / ".claude")
     with pytest.raises(FixloopError) as caught:
         gate.verify_run(git_project, run_id, clock=clock)

@@ -13,7 +13,7 @@ from helpers_runs import LIB, FakeClock, git, read_events, sha256_tree
 from fixloop import __version__
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.core.errors import FixloopError
-from fixloop.runs import changed_files, creation, lifecycle, phasebook
+from fixloop.runs import changed_files, creation, ending, lifecycle, phasebook
 from fixloop.store import layout
 
 START_S = 1_765_000_000.0  # 2025-12-06T05:46:40.000Z
@@ -352,37 +352,80 @@ def test_phase_durations_come_from_the_stored_clock(git_project: Path) -> None:
 
 def test_failed_or_skipped_phase_is_not_completed(git_project: Path) -> None:
     clock = FakeClock(START_S)
-    run_id = start(git_project, clock)["run_id"]
-    phasebook.phase_start(git_project, run_id, 0, clock=clock)
-    phasebook.phase_end(git_project, run_id, 0, "failed", clock=clock)
-    phasebook.phase_start(git_project, run_id, 1, clock=clock)
-    phasebook.phase_end(git_project, run_id, 1, "skipped", clock=clock)
+    run_id = start(git_project, clock, phase="0,1,2")["run_id"]
     phasebook.phase_start(git_project, run_id, 0, clock=clock)
     phasebook.phase_end(git_project, run_id, 0, "partial", clock=clock)
+    phasebook.phase_start(git_project, run_id, 1, clock=clock)
+    phasebook.phase_end(git_project, run_id, 1, "skipped", clock=clock)
+    phasebook.phase_start(git_project, run_id, 2, clock=clock)
+    phasebook.phase_end(git_project, run_id, 2, "failed", clock=clock)
     stored = lifecycle.load_run(git_project, run_id)
     assert stored["phases_completed"] == ["phase_0"]
     assert [(item["phase"], item["status"]) for item in stored["phase_results"]] == [
-        ("phase_0", "failed"),
-        ("phase_1", "skipped"),
         ("phase_0", "partial"),
+        ("phase_1", "skipped"),
+        ("phase_2", "failed"),
     ]
+
+
+def test_phases_open_in_order_one_at_a_time(git_project: Path) -> None:
+    clock = FakeClock(START_S)
+    run_id = start(git_project, clock, phase="1,3")["run_id"]
+    with pytest.raises(FixloopError) as caught:
+        phasebook.phase_start(git_project, run_id, 3, clock=clock)
+    assert (caught.value.code, caught.value.details["expected"]) == ("PHASE_OUT_OF_ORDER", 1)
+    phasebook.phase_start(git_project, run_id, 1, clock=clock)
+    with pytest.raises(FixloopError) as caught:
+        phasebook.phase_start(git_project, run_id, 3, clock=clock)
+    assert caught.value.code == "PHASE_OUT_OF_ORDER"
+    phasebook.phase_end(git_project, run_id, 1, "success", clock=clock)
+    with pytest.raises(FixloopError) as caught:
+        phasebook.phase_start(git_project, run_id, 1, clock=clock)
+    assert caught.value.code == "PHASE_ALREADY_ENDED"
+    with pytest.raises(FixloopError) as caught:
+        ending.end_run(git_project, run_id, "success", clock=clock)
+    assert (caught.value.code, caught.value.details["allowed"]) == ("STATUS_INCONSISTENT", "partial")
+    phasebook.phase_start(git_project, run_id, 3, clock=clock)
+    with pytest.raises(FixloopError) as caught:
+        ending.end_run(git_project, run_id, "success", clock=clock)
+    assert caught.value.code == "PHASE_STILL_OPEN"
+    phasebook.phase_end(git_project, run_id, 3, "failed", clock=clock)
+    with pytest.raises(FixloopError) as caught:
+        ending.end_run(git_project, run_id, "partial", clock=clock)
+    assert (caught.value.code, caught.value.details["allowed"]) == ("STATUS_INCONSISTENT", "failed")
+    assert ending.end_run(git_project, run_id, "failed", clock=clock)["status"] == "failed"
+
+
+def test_a_failed_run_closes_its_open_phase(git_project: Path) -> None:
+    clock = FakeClock(START_S)
+    state = start(git_project, clock, phase="0,1")
+    phasebook.phase_start(git_project, state["run_id"], 0, clock=clock)
+    clock.advance(2)
+    ending.end_run(git_project, state["run_id"], "user_cancelled", clock=clock)
+    stored = lifecycle.load_run(git_project, state["run_id"])
+    assert (stored["open_phases"], stored["status"]) == ({}, "user_cancelled")
+    assert stored["phase_results"][-1]["status"] == "user_cancelled"
+    events = [(event["type"], event.get("status")) for event in read_events(jsonl_of(state))]
+    assert events[-2:] == [("PHASE_END", "user_cancelled"), ("SESSION_END", "user_cancelled")]
 
 
 @pytest.mark.parametrize(
     ("call", "code"),
     [
-        (lambda root, rid, c: phasebook.phase_end(root, rid, 0, "success", clock=c), "PHASE_NOT_STARTED"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 1, "success", clock=c), "PHASE_NOT_STARTED"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, 1, clock=c), "PHASE_OUT_OF_ORDER"),
         (lambda root, rid, c: phasebook.phase_start(root, rid, 3, clock=c), "PHASE_NOT_SELECTED"),
         (lambda root, rid, c: phasebook.phase_end(root, rid, 3, "success", clock=c), "PHASE_NOT_SELECTED"),
         (lambda root, rid, c: phasebook.phase_start(root, rid, 9, clock=c), "INVALID_PHASE"),
         (lambda root, rid, c: phasebook.phase_start(root, rid, "0,1", clock=c), "INVALID_PHASE"),
         (lambda root, rid, c: phasebook.phase_start(root, rid, "all", clock=c), "INVALID_PHASE"),
         (lambda root, rid, c: phasebook.phase_start(root, rid, "x", clock=c), "INVALID_PHASE"),
-        (lambda root, rid, c: phasebook.phase_start(root, rid, 1, clock=c), "PHASE_ALREADY_STARTED"),
-        (lambda root, rid, c: phasebook.phase_end(root, rid, 1, "done", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: phasebook.phase_end(root, rid, 1, "success", [1], clock=c), "INVALID_SUMMARY"),
-        (lambda root, rid, c: lifecycle.end_run(root, rid, "running", clock=c), "INVALID_STATUS"),
-        (lambda root, rid, c: lifecycle.end_run(root, rid, "dry_run_complete", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: phasebook.phase_start(root, rid, 0, clock=c), "PHASE_ALREADY_STARTED"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 0, "done", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: phasebook.phase_end(root, rid, 0, "success", [1], clock=c), "INVALID_SUMMARY"),
+        (lambda root, rid, c: ending.end_run(root, rid, "success", clock=c), "PHASE_STILL_OPEN"),
+        (lambda root, rid, c: ending.end_run(root, rid, "running", clock=c), "INVALID_STATUS"),
+        (lambda root, rid, c: ending.end_run(root, rid, "dry_run_complete", clock=c), "INVALID_STATUS"),
         (lambda root, rid, c: changed_files.set_files(root, rid, ["../x"], clock=c), "PATH_OUTSIDE_PROJECT"),
         (lambda root, rid, c: changed_files.set_files(root, rid, clock=c), "MISSING_ARGUMENT"),
         (lambda root, rid, c: phasebook.phase_start(root, "../x", 0, clock=c), "INVALID_RUN_ID"),
@@ -392,7 +435,7 @@ def test_failed_or_skipped_phase_is_not_completed(git_project: Path) -> None:
 def test_bad_calls_leave_state_and_logs_unchanged(git_project: Path, call: Any, code: str) -> None:
     clock = FakeClock(START_S)
     run_id = start(git_project, clock, phase="0,1,2")["run_id"]
-    phasebook.phase_start(git_project, run_id, 1, clock=clock)
+    phasebook.phase_start(git_project, run_id, 0, clock=clock)
     before = snapshot(git_project)
     assert len(before) >= 4  # state, history, two logs
     with pytest.raises(FixloopError) as caught:
@@ -425,18 +468,18 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
     phasebook.phase_end(git_project, run_id, 0, "success", clock=clock)
     phasebook.phase_start(git_project, run_id, 1, clock=clock)
     clock.advance(546)
-    ended = lifecycle.end_run(git_project, run_id, "partial", {"files_changed": 2}, clock=clock)
+    ended = ending.end_run(git_project, run_id, "failed", {"files_changed": 2}, clock=clock)
     assert ended == {
         "run_id": run_id,
-        "status": "partial",
+        "status": "failed",
         "total_duration_ms": 548000,
         "phases_completed": ["phase_0"],
-        "open_phases": [1],
+        "open_phases": [],
         "summary": {"files_changed": 2},
     }
     stored = lifecycle.load_run(git_project, run_id)
     assert (stored["status"], stored["ended_at_ms"], stored["summary"]) == (
-        "partial",
+        "failed",
         START_MS + 548000,
         {"files_changed": 2},
     )
@@ -446,7 +489,7 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
         "level": "I",
         "type": "SESSION_END",
         "session_id": run_id,
-        "status": "partial",
+        "status": "failed",
         "total_duration_ms": 548000,
         "phases_completed": ["phase_0"],
         "summary": {"files_changed": 2},
@@ -455,7 +498,7 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
 
     before = snapshot(git_project)
     calls: list[Callable[[], object]] = [
-        lambda: lifecycle.end_run(git_project, run_id, "success", clock=clock),
+        lambda: ending.end_run(git_project, run_id, "success", clock=clock),
         lambda: phasebook.phase_start(git_project, run_id, 0, clock=clock),
         lambda: phasebook.phase_end(git_project, run_id, 1, "success", clock=clock),
         lambda: changed_files.set_files(git_project, run_id, ["a.py"], clock=clock),
@@ -469,7 +512,7 @@ def test_end_run_writes_session_end_once(git_project: Path) -> None:
 
 def test_dry_run_complete_needs_a_dry_run(git_project: Path) -> None:
     run_id = start(git_project, FakeClock(), dry_run=True)["run_id"]
-    assert lifecycle.end_run(git_project, run_id, "dry_run_complete")["status"] == "dry_run_complete"
+    assert ending.end_run(git_project, run_id, "dry_run_complete")["status"] == "dry_run_complete"
 
 
 def test_end_after_three_recorded_errors_still_works(git_project: Path) -> None:
@@ -478,7 +521,7 @@ def test_end_after_three_recorded_errors_still_works(git_project: Path) -> None:
     for number in range(3):
         store.record_error("review", f"boom {number}")
     assert lifecycle.load_run(git_project, run_id)["status"] == "failed"
-    assert lifecycle.end_run(git_project, run_id, "failed")["status"] == "failed"
+    assert ending.end_run(git_project, run_id, "failed")["status"] == "failed"
 
 
 # ---- files, loading, logs --------------------------------------------------------------------------
@@ -626,15 +669,11 @@ def test_concurrent_phase_ends_close_a_phase_once(git_project: Path) -> None:
     assert [event["type"] for event in events].count("PHASE_END") == 1
 
 
-def test_concurrent_phase_starts_all_land(git_project: Path) -> None:
+def test_concurrent_phase_starts_open_a_phase_once(git_project: Path) -> None:
     state = start(git_project, FakeClock(), workflow="pr-review")
     run_id = state["run_id"]
-    outputs = run_parallel(OPEN_PHASE, git_project, run_id, list(range(8)))
-    assert outputs == ["OK"] * 8
-    assert sorted(lifecycle.load_run(git_project, run_id)["open_phases"]) == [
-        str(number) for number in range(8)
-    ]
+    outputs = run_parallel(OPEN_PHASE, git_project, run_id, [0] * 8)
+    assert sorted(outputs) == ["OK", *["PHASE_ALREADY_STARTED"] * 7]
+    assert sorted(lifecycle.load_run(git_project, run_id)["open_phases"]) == ["0"]
     events = read_events(jsonl_of(state))
-    assert sorted(event["phase"] for event in events if event["type"] == "PHASE_START") == [
-        f"phase_{number}" for number in range(8)
-    ]
+    assert [event["phase"] for event in events if event["type"] == "PHASE_START"] == ["phase_0"]

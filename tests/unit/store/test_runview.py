@@ -10,7 +10,7 @@ from helpers_imports import modules_loaded_by
 from helpers_review import Loop, all_fixed, issue, make_state
 from helpers_runs import FakeClock
 
-from fixloop.runs import creation, lifecycle, phasebook
+from fixloop.runs import creation, ending, lifecycle, phasebook
 from fixloop.store import logwriter
 from fixloop.store.runview import LogSettings, RunView, run_view
 
@@ -45,25 +45,22 @@ def test_a_new_run(git_project: Path) -> None:
     )
 
 
-def test_the_current_phase_is_the_latest_opened_still_open(git_project: Path) -> None:
+def test_the_current_phase_is_the_open_one(git_project: Path) -> None:
     clock = FakeClock(step=1.0)
     run_id = started(git_project, clock)["run_id"]
+    assert run_view(current(git_project, run_id)).phase is None
+    phasebook.phase_start(git_project, run_id, 0, clock=clock)
+    assert run_view(current(git_project, run_id)).phase == "phase_0"
+    phasebook.phase_end(git_project, run_id, 0, "success", clock=clock)
+    assert run_view(current(git_project, run_id)).phase is None
     phasebook.phase_start(git_project, run_id, 1, clock=clock)
     assert run_view(current(git_project, run_id)).phase == "phase_1"
-    phasebook.phase_start(git_project, run_id, 4, clock=clock)
-    phasebook.phase_start(git_project, run_id, 2, clock=clock)  # opened last, though a lower number
-    assert run_view(current(git_project, run_id)).phase == "phase_2"
-    phasebook.phase_end(git_project, run_id, 2, "success", clock=clock)
-    assert run_view(current(git_project, run_id)).phase == "phase_4"
-    for number in (4, 1):
-        phasebook.phase_end(git_project, run_id, number, "success", clock=clock)
-    assert run_view(current(git_project, run_id)).phase is None
 
 
 def test_an_ended_run_is_not_running(git_project: Path) -> None:
     clock = FakeClock()
     run_id = started(git_project, clock)["run_id"]
-    lifecycle.end_run(git_project, run_id, "success", clock=clock)
+    ending.end_run(git_project, run_id, "failed", clock=clock)
     view = run_view(current(git_project, run_id))
     assert (view.run_id, view.running) == (run_id, False)
 

@@ -12,7 +12,7 @@ import click
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
-from fixloop.runs import creation, lifecycle, phasebook
+from fixloop.runs import creation, ending, lifecycle, phasebook
 from fixloop.runs.changed_files import set_files
 from fixloop.runs.phases import describe_phases
 from fixloop.store import layout
@@ -219,7 +219,7 @@ def end(run_id: str, status: str, summary: str | None) -> None:
     """End a run with a final status; SESSION_END is logged."""
     check_run_id(run_id)
     details = parse_json_object(summary, "--summary")
-    print_json(lifecycle.end_run(project(), run_id, status, details))
+    print_json(ending.end_run(project(), run_id, status, details))
 
 
 @run.command("files")

@@ -15,7 +15,6 @@ from typing import Any
 from fixloop.core import timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
-from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.store import layout
 from fixloop.store.logwriter import LOG_LEVELS, EventLog
 from fixloop.store.statestore import StateStore, minimal_run_state_errors
@@ -131,51 +130,3 @@ def require_running(state: Mapping[str, Any]) -> None:
             run_id=state.get("run_id"),
             status=state.get("status"),
         )
-
-
-# ---- end -----------------------------------------------------------------------------------------
-
-
-def end_run(
-    root: Path, run_id: str, status: str, summary: object = None, clock: Clock | None = None
-) -> dict[str, Any]:
-    """Set the final status and write SESSION_END. Ending twice is RUN_ALREADY_ENDED."""
-    clock = clock or timekeeping.default_clock
-    check_choice("INVALID_STATUS", "run status", status, END_STATUSES)
-    details = check_summary(summary)
-    load_run(root, run_id)
-    store = store_for(root, run_id, clock)
-    now = timekeeping.now_ms(clock)
-
-    def finish(state: dict[str, Any]) -> None:
-        require_running(state)
-        if status == "dry_run_complete" and not state.get("dry_run"):
-            raise FixloopError(
-                "INVALID_STATUS",
-                "Status dry_run_complete is only for a run started with --dry-run.",
-                valid_values=[item for item in END_STATUSES if item != "dry_run_complete"],
-                received=status,
-            )
-        state["status"] = status
-        state["ended_at_ms"] = now
-        state["updated_at"] = utc_timestamp_ms(now / 1000)
-        state["summary"] = details
-
-    state = store.update(finish, action="end_run")
-    total = max(0, now - int(state["started_at_ms"]))
-    run_log(state, clock).emit(
-        "I",
-        "SESSION_END",
-        status=status,
-        total_duration_ms=total,
-        phases_completed=state["phases_completed"],
-        summary=details,
-    )
-    return {
-        "run_id": run_id,
-        "status": status,
-        "total_duration_ms": total,
-        "phases_completed": state["phases_completed"],
-        "open_phases": sorted(int(key) for key in state.get("open_phases", {})),
-        "summary": details,
-    }
