@@ -14,6 +14,10 @@ from fixloop.core.errors import FixloopError
 
 # subcommand -> "module:attribute" of its click command
 SUBCOMMANDS: dict[str, str] = {
+    "answer": "fixloop.cli.flow:answer_command",
+    "next": "fixloop.cli.flow:next_command",
+    "record": "fixloop.cli.flow:record_command",
+    "task": "fixloop.cli.flow:task_command",
     "validate": "fixloop.cli.validate:validate",
     "phases": "fixloop.cli.run:phases",
     "run": "fixloop.cli.run:run",

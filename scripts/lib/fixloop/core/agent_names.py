@@ -17,6 +17,8 @@ REVIEWER_AGENTS: tuple[str, ...] = (
 FIXER_AGENT = "review-fixer"
 VERIFIER_AGENT = "review-verifier"
 CONTRACTED_AGENTS: tuple[str, ...] = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
+# The one agent that carries out the engine's actions; every other fixloop agent answers to a contract.
+COORDINATOR_AGENT = "coordinator"
 # Reviewers are also known as `review-<name>` (e.g. review-code-reviewer in older logs).
 _DESIGN_PREFIX = "review-"
 

@@ -88,6 +88,56 @@ def _mismatch(document: Mapping[str, Any], name: str) -> Problem | None:
     }
 
 
+def register_attempt(
+    record: Record,
+    document: Mapping[str, Any] | None,
+    problem: Problem | None,
+    now: int,
+    provenance: str,
+    agent_id: str | None,
+) -> tuple[bool, str | None]:
+    """Count one answer in `record`: a valid `document`, or the `problem` of an invalid answer.
+
+    A valid answer replaces an earlier valid one; an invalid answer never replaces a valid one. Returns
+    (retry, hint): retry while no valid answer came and fewer than MAX_INVALID_ATTEMPTS were invalid.
+    """
+    record["attempts"] += 1
+    record["recorded_at_ms"] = now
+    record["provenance"] = provenance
+    record["agent_id"] = agent_id
+    if problem is None:
+        assert document is not None
+        record["valid"] = True
+        record["document"] = dict(document)
+        record["error"] = None
+        return False, None
+    record["invalid_attempts"] += 1
+    record["last_error"] = problem
+    if not record["valid"]:
+        record["error"] = problem
+    hint = problem.get("hint") if isinstance(problem.get("hint"), str) else None
+    if record["valid"]:
+        hint = (hint + " " if hint else "") + "An earlier valid answer of this agent is kept."
+    if record["invalid_attempts"] == MAX_INVALID_ATTEMPTS:
+        record["exhausted"] = True
+    return not record["valid"] and record["invalid_attempts"] < MAX_INVALID_ATTEMPTS, hint
+
+
+def contract_violation(name: str, problem: Problem, record: Record) -> tuple[str, str, dict[str, Any]]:
+    """The CONTRACT_VIOLATION event of an agent whose invalid answers are exhausted."""
+    violations = problem.get("violations")
+    return (
+        "E",
+        "CONTRACT_VIOLATION",
+        {
+            "agent": name,
+            "error_code": str(problem.get("code", "SCHEMA_VIOLATION")),
+            "attempts": record["invalid_attempts"],
+            "violations": violations if isinstance(violations, list) else [],
+        },
+    )
+
+
 def record_agent_result(
     state: RunState,
     agent: str,
@@ -116,39 +166,13 @@ def record_agent_result(
     if problem is None and document is not None:
         problem = _mismatch(document, name)
 
-    record["attempts"] += 1
-    record["recorded_at_ms"] = ctx.now
-    record["provenance"] = provenance
-    record["agent_id"] = agent_id
-    retry = False
-    hint: str | None = None
+    retry, hint = register_attempt(record, document, problem, ctx.now, provenance, agent_id)
     if problem is None:
-        assert document is not None
-        record["valid"] = True
-        record["document"] = dict(document)
-        record["error"] = None
-        ctx.emit("D", "AGENT_IO", agent=name, direction="output", iteration=number, content=dict(document))
-    else:
-        record["invalid_attempts"] += 1
-        record["last_error"] = problem
-        if not record["valid"]:
-            record["error"] = problem
-        hint = problem.get("hint") if isinstance(problem.get("hint"), str) else None
-        if record["valid"]:
-            hint = (hint + " " if hint else "") + "An earlier valid answer of this agent is kept."
-        retry = not record["valid"] and record["invalid_attempts"] < MAX_INVALID_ATTEMPTS
-        if record["invalid_attempts"] == MAX_INVALID_ATTEMPTS:
-            record["exhausted"] = True
-            violations = problem.get("violations")
-            ctx.emit(
-                "E",
-                "CONTRACT_VIOLATION",
-                agent=name,
-                error_code=str(problem.get("code", "SCHEMA_VIOLATION")),
-                attempts=record["invalid_attempts"],
-                violations=violations if isinstance(violations, list) else [],
-                iteration=number,
-            )
+        content = dict(document or {})
+        ctx.emit("D", "AGENT_IO", agent=name, direction="output", iteration=number, content=content)
+    elif record["invalid_attempts"] == MAX_INVALID_ATTEMPTS:
+        level, kind, fields = contract_violation(name, problem, record)
+        ctx.emit(level, kind, **fields, iteration=number)
     recorded = problem is None and document is not None
     return ctx.transition(
         {

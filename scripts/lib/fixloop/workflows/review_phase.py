@@ -1,0 +1,113 @@
+"""The review-fix loop as a workflow phase: the review machine decides, the engine carries out its steps.
+
+Verification runs inside the engine (Work "verification"); reviewers, verifier and fixer are dispatched;
+the loop's questions go to the user; its end ends the phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
+from fixloop.review.gate import attach_verification
+from fixloop.review.machine import decide_next
+from fixloop.review.questions import choose
+from fixloop.review.record import agent_role, record_agent_result
+from fixloop.workflows.context import PhaseContext
+from fixloop.workflows.outcomes import (
+    Ask,
+    Call,
+    Dispatch,
+    Option,
+    Outcome,
+    PhaseDone,
+    PhaseFailed,
+    RunDone,
+    Work,
+)
+from fixloop.workflows.phase import Phase
+
+VERIFICATION = "verification"
+# The review's end status -> the phase's status (a dry run's review did its whole job: the run, not the
+# phase, says dry_run_complete).
+PHASE_STATUS = {"success": "success", "partial": "partial", "dry_run_complete": "success"}
+
+
+class ReviewPhase(Phase):
+    agents = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
+
+    def step(self, ctx: PhaseContext) -> Outcome:
+        transition = decide_next(ctx.state, ctx.effects, ctx.now, inplace=True)
+        ctx.events.extend(transition.events)
+        action = transition.document
+        kind = action["action"]
+        number = action.get("round")
+        if kind == "verify":
+            return Work(VERIFICATION, {"slot": action.get("slot")})
+        if kind == "review":
+            label = f"review round {number}"
+            return Dispatch(
+                tuple(
+                    Call(agent, f"Review round {number}: {agent}", action["prompt"], "reviewers")
+                    for agent in REVIEWER_AGENTS
+                ),
+                label,
+            )
+        if kind == "verify_findings":
+            label = f"verify the findings of round {number}"
+            return Dispatch(
+                (Call(VERIFIER_AGENT, f"Verify round {number}", action["prompt"], "verifier"),), label
+            )
+        if kind == "fix":
+            label = f"fix round {number}"
+            return Dispatch((Call(FIXER_AGENT, f"Fix round {number}", action["prompt"], "fixer"),), label)
+        if kind == "ask_user":
+            options = tuple(Option(item["label"], item["description"]) for item in action["options"])
+            return Ask(action["context"], action["question"], options, action["default"], logged=True)
+        if kind == "failed":
+            error = action["error"]
+            return PhaseFailed(str(error["code"]), str(error["message"]), details={"review": error})
+        status = str(action["status"])
+        summary = dict(action.get("summary") or {})
+        if status == "user_cancelled":
+            return RunDone("user_cancelled", "user_cancelled", "user_cancelled", summary)
+        if status == "failed":
+            return PhaseFailed("REVIEW_FAILED", "The review failed.", details={"summary": summary})
+        return PhaseDone(PHASE_STATUS[status], summary)
+
+    def apply_work(self, ctx: PhaseContext, kind: str, result: Any) -> None:
+        ctx.state["verification"] = result
+        attach_verification(ctx.state, result)
+
+    def apply_answer(self, ctx: PhaseContext, context: str, choice: str, default: bool) -> list[str]:
+        transition = choose(ctx.state, choice, default, ctx.effects, ctx.now, inplace=True)
+        ctx.events.extend(transition.events)
+        restored: list[str] = transition.document["restored_files"]
+        return restored
+
+    def contract_kind(self, agent: str) -> str | None:
+        return agent_role(agent) if agent in self.agents else None
+
+    def record(
+        self,
+        ctx: PhaseContext,
+        agent: str,
+        document: Mapping[str, Any] | None,
+        error: Mapping[str, Any] | None,
+        *,
+        provenance: str,
+        agent_id: str | None,
+    ) -> dict[str, Any]:
+        transition = record_agent_result(
+            ctx.state,
+            agent,
+            document,
+            error,
+            provenance=provenance,
+            agent_id=agent_id,
+            now_ms=ctx.now,
+            inplace=True,
+        )
+        ctx.events.extend(transition.events)
+        return transition.document

@@ -1,0 +1,35 @@
+"""Engine work that can take long, done outside the state lock: each kind of `Work` and what does it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fixloop.core.errors import FixloopError
+from fixloop.review.step import Effects
+from fixloop.runs import verification
+from fixloop.runs.lifecycle import Clock
+from fixloop.workflows.outcomes import Work
+
+Performer = Callable[[Path, dict[str, Any], dict[str, Any], Clock], Any]
+
+
+def _verification(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
+    return verification.verify(state, clock)
+
+
+PERFORMERS: dict[str, Performer] = {"verification": _verification}
+
+
+def register(kind: str, performer: Performer) -> None:
+    PERFORMERS[kind] = performer
+
+
+def perform(
+    root: Path, state: dict[str, Any], work: Work, clock: Clock, effects: Effects | None = None
+) -> Any:
+    performer = PERFORMERS.get(work.kind)
+    if performer is None:
+        raise FixloopError("UNKNOWN_WORK", f"The engine has no work {work.kind!r}.", kind=work.kind)
+    return performer(root, state, dict(work.params), clock)
