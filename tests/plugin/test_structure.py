@@ -2,14 +2,14 @@
 
 Checks: frontmatter, names, flat agents, the context budget of descriptions, every `fixloop:<agent>` and
 `/fixloop:<command>` named, every engine command line (subcommand path and options, against the real click
-CLI), the slash commands' run start line, the workflow coordinators' phases; that the reviewers, the fixer
+CLI), the slash commands (each a forked coordinator whose one `!` line starts its run, no user words in a
+shell), every agent but the coordinator answering to a contract of the engine; that the reviewers, the fixer
 and the verifier hold only their own instructions (the review guide and the output contracts are generated
 from the models and sent by the engine); and that the skills' log queries name fields the events declare.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import shlex
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from fixloop.cli import SUBCOMMANDS, cli
 from fixloop.contracts.common import AgentError
 from fixloop.contracts.events import EVENT_MODELS, Event
 from fixloop.contracts.fixer import FixAttempt, FixerOutput
+from fixloop.contracts.kinds import KINDS
 from fixloop.contracts.prompt_text import CONFIDENCE_SCALE, REVIEW_SCOPE, contract_text, review_guide_text
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
 from fixloop.contracts.verifier import (
@@ -35,45 +36,22 @@ from fixloop.contracts.verifier import (
     VerificationResult,
     VerifierOutput,
 )
-from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
-from fixloop.runs.phases import REVIEW_PHASE, WORKFLOW_PHASES
+from fixloop.core.agent_names import COORDINATOR_AGENT, FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
+from fixloop.runs.typed_command import COMMANDS as TYPED_COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "fixloop"
-ENGINE_RULES = (
-    'Bash("${CLAUDE_PLUGIN_ROOT}/scripts/fixloop":*)',  # quoted calls, also when the path has spaces
-    "Bash(${CLAUDE_PLUGIN_ROOT}/scripts/fixloop:*)",  # quoted or bare calls when it has none
+START_RULES = (
+    'Bash("${CLAUDE_PLUGIN_ROOT}/scripts/fixloop" start:*)',  # quoted, also when the path has spaces
+    "Bash(${CLAUDE_PLUGIN_ROOT}/scripts/fixloop start:*)",  # the same when it has none
 )
-COMMON_FLAGS = "[--dry-run] [--log] [--verbose]"
 # Tool names Claude Code 2.1.328 knows; it drops an unknown name from `tools` without a word.
 KNOWN_TOOLS = {
     "Agent", "AskUserQuestion", "Bash", "Edit", "Glob", "Grep", "NotebookEdit", "Read", "Skill",
     "TodoWrite", "WebFetch", "WebSearch", "Write",
 }  # fmt: skip
 MODELS = {"inherit", "sonnet", "opus", "haiku"}
-WORKFLOW_COORDINATORS = {
-    "bugfix": "bugfix-coordinator",
-    "pr-review": "pr-review-coordinator",
-    "ci-job": "ci-coordinator",
-    "execute-plan": "plan-coordinator",
-}
-# command -> (workflow, stack, coordinator agent)
-COMMANDS: dict[str, tuple[str, str | None, str]] = {
-    "review": ("review", None, "review-coordinator"),
-    "fix-backend": ("bugfix", "backend", "bugfix-coordinator"),
-    "fix-frontend": ("bugfix", "frontend", "bugfix-coordinator"),
-    "fix-e2e": ("bugfix", "e2e", "bugfix-coordinator"),
-    "fix-pr-review": ("pr-review", None, "pr-review-coordinator"),
-    "fix-ci": ("ci-job", None, "ci-coordinator"),
-    "execute-plan": ("execute-plan", None, "plan-coordinator"),
-}
-EXPECTED_AGENTS = {
-    *REVIEWER_AGENTS,
-    FIXER_AGENT,
-    VERIFIER_AGENT,
-    "review-coordinator",
-    *WORKFLOW_COORDINATORS.values(),
-}
+COMMANDS = {*TYPED_COMMANDS, "answer"}
 READ_ONLY_AGENTS = {*REVIEWER_AGENTS, VERIFIER_AGENT}
 MAX_DESCRIPTION = 100
 DESCRIPTION_BUDGET = 2500
@@ -131,16 +109,25 @@ def test_agents_are_flat_markdown_files() -> None:
     assert [entry.name for entry in entries if not (entry.is_file() and entry.suffix == ".md")] == []
 
 
-def test_the_plugin_ships_exactly_the_designed_agents_and_commands() -> None:
-    assert {doc.name for doc in AGENTS.values()} == EXPECTED_AGENTS
-    assert set(COMMAND_DOCS) == set(COMMANDS)
-    assert set(SKILLS) == {"coordinator-patterns", "workflow-logging"}
+ROLE_KINDS = {**dict.fromkeys(REVIEWER_AGENTS, "reviewer"), FIXER_AGENT: "fixer", VERIFIER_AGENT: "verifier"}
+
+
+def test_every_agent_but_the_coordinator_answers_to_an_engine_contract() -> None:
+    names = {doc.name for doc in AGENTS.values()}
+    assert COORDINATOR_AGENT in names
+    for name in names - {COORDINATOR_AGENT}:
+        assert ROLE_KINDS.get(name, name) in KINDS, f"{name}: the engine has no contract for its answers"
+
+
+def test_the_plugin_ships_its_commands_and_skill() -> None:
+    assert set(COMMAND_DOCS) == COMMANDS
+    assert set(SKILLS) == {"workflow-logging"}
 
 
 @pytest.mark.parametrize("stem", sorted(AGENTS))
 def test_agent_frontmatter(stem: str) -> None:
     doc = AGENTS[stem]
-    assert set(doc.meta) <= {"name", "description", "tools", "model", "skills"}, sorted(doc.meta)
+    assert set(doc.meta) <= {"name", "description", "tools", "model"}, sorted(doc.meta)
     assert doc.name == stem, "file name and frontmatter name differ"
     assert re.fullmatch(r"[a-z][a-z0-9-]*", doc.name)
     assert doc.meta["model"] in MODELS
@@ -148,11 +135,6 @@ def test_agent_frontmatter(stem: str) -> None:
     assert tools, "an agent without `tools` gets nearly every tool"
     assert set(tools) <= KNOWN_TOOLS, f"unknown tools are dropped silently: {set(tools) - KNOWN_TOOLS}"
     assert len(tools) == len(set(tools))
-    for skill in doc.meta.get("skills", "").split(",") if doc.meta.get("skills") else []:
-        skill = skill.strip()
-        assert skill in SKILLS, f"skills: {skill} is not a skill of the plugin"
-        # A skill hidden from the model (disable-model-invocation) is not preloaded into an agent.
-        assert SKILLS[skill].meta.get("disable-model-invocation") is not True
 
 
 @pytest.mark.parametrize("stem", sorted(READ_ONLY_AGENTS))
@@ -163,21 +145,27 @@ def test_reviewers_and_verifier_cannot_edit(stem: str) -> None:
 
 
 def test_agents_that_launch_agents_have_the_agent_tool() -> None:
-    launchers = {stem for stem, doc in AGENTS.items() if re.search(r"fixloop:[a-z]", doc.body)}
-    assert launchers == {"review-coordinator", *WORKFLOW_COORDINATORS.values()}
-    for stem in launchers:
-        assert "Agent" in tools_of(AGENTS[stem]), stem
+    launchers = {stem for stem, doc in AGENTS.items() if "Agent" in tools_of(doc)}
+    assert launchers == {COORDINATOR_AGENT}
+    assert tools_of(AGENTS[COORDINATOR_AGENT]) == ["Agent"]  # it carries out actions; it reads nothing
 
 
 @pytest.mark.parametrize("stem", sorted(COMMAND_DOCS))
 def test_command_frontmatter(stem: str) -> None:
     doc = COMMAND_DOCS[stem]
-    assert set(doc.meta) <= {"description", "argument-hint", "allowed-tools", "disable-model-invocation"}
-    hint = doc.meta["argument-hint"]
-    assert hint.startswith("[--phase=") and COMMON_FLAGS in hint, hint
+    assert set(doc.meta) <= {
+        "description",
+        "argument-hint",
+        "allowed-tools",
+        "disable-model-invocation",
+        "context",
+        "agent",
+    }
+    assert doc.meta["argument-hint"]
+    # The command runs as the coordinator itself: no turn of the user's main thread is spent on it.
+    assert (doc.meta["context"], doc.meta["agent"]) == ("fork", f"{PLUGIN}:{COORDINATOR_AGENT}")
     rules = [rule.strip() for rule in re.split(r",\s*(?=Bash\()", doc.meta["allowed-tools"])]
-    for rule in ENGINE_RULES:
-        assert rule in rules, f"allowed-tools lacks {rule}"
+    assert rules == list(START_RULES), "the `!` line may start its run and nothing else"
     # Commands change code and spawn many agents: the user starts them, and they cost no context.
     assert doc.meta["disable-model-invocation"] is True
 
@@ -186,7 +174,8 @@ def test_command_frontmatter(stem: str) -> None:
 def test_skill_frontmatter(name: str) -> None:
     doc = SKILLS[name]
     assert doc.name == name
-    assert set(doc.meta) <= {"name", "description"}
+    assert set(doc.meta) <= {"name", "description", "user-invocable"}
+    assert doc.meta.get("user-invocable") is False  # agents read it; it is no slash command
 
 
 @pytest.mark.parametrize("doc", ALL_DOCS, ids=DOC_IDS)
@@ -212,7 +201,6 @@ def test_named_agents_and_commands_exist(doc: Doc) -> None:
     commands = set(re.findall(r"/fixloop:([a-z0-9-]+)", text))
     agents = set(re.findall(r"(?<![/\w.-])fixloop:([a-z0-9-]+)", text))
     assert commands <= set(COMMAND_DOCS), commands - set(COMMAND_DOCS)
-    assert agents <= EXPECTED_AGENTS, agents - EXPECTED_AGENTS
     assert agents <= {agent.name for agent in AGENTS.values()}
 
 
@@ -284,8 +272,7 @@ def test_every_engine_subcommand_imports() -> None:
 @pytest.mark.parametrize("doc", ALL_DOCS, ids=DOC_IDS)
 def test_engine_calls_name_real_commands_and_options(doc: Doc) -> None:
     calls = engine_calls(doc.body)
-    drivers = {"review-coordinator", *WORKFLOW_COORDINATORS.values()}
-    if doc.path.parent.name == "commands" or doc.name in drivers:
+    if doc.path.parent.name == "commands":
         assert calls, "this file drives the engine but names no engine call"
     for words in calls:
         command, path, rest = resolve(words)
@@ -300,54 +287,19 @@ def test_engine_is_always_called_by_its_quoted_plugin_path() -> None:
     # Bare `fixloop` is shorthand in prose; every instruction says which path to call.
     for doc in ALL_DOCS:
         if engine_calls(doc.body) and doc.name != "workflow-logging":
-            assert '`"${CLAUDE_PLUGIN_ROOT}/scripts/fixloop"`' in doc.body, rel(doc.path)
+            assert '"${CLAUDE_PLUGIN_ROOT}/scripts/fixloop"' in doc.body, rel(doc.path)
 
 
 # ---- slash commands --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("stem", sorted(COMMANDS))
-def test_command_starts_its_run_at_expansion_and_launches_its_coordinator(stem: str) -> None:
-    workflow, stack, coordinator = COMMANDS[stem]
+def test_command_starts_its_run_with_no_user_words_in_a_shell(stem: str) -> None:
     body = COMMAND_DOCS[stem].body
-    bang = re.findall(r"^!`(.+)`$", body, re.M)
-    assert len(bang) == 1, "exactly one `!` line starts the run"
-    tokens = shlex.split(bang[0])
-    assert tokens[0] == "${CLAUDE_PLUGIN_ROOT}/scripts/fixloop"
-    assert tokens[1:3] == ["run", "start"]
-    options = dict(itertools.pairwise(tokens[3:]))
-    assert options["--workflow"] == workflow
-    assert options.get("--stack") == stack
-    assert options["--args"] == "$ARGUMENTS"
-    assert options["--command"] == f"/fixloop:{stem} $ARGUMENTS"
-    assert workflow in WORKFLOW_PHASES
-    launched = set(re.findall(r"`fixloop:([a-z0-9-]+)`", body))
-    assert launched == {coordinator}
-    assert "`run_in_background: false`" in body
-    assert "--format markdown" in body
-
-
-# ---- workflow coordinators -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("workflow", sorted(WORKFLOW_COORDINATORS))
-def test_workflow_coordinator_covers_every_phase(workflow: str) -> None:
-    doc = AGENTS[WORKFLOW_COORDINATORS[workflow]]
-    assert doc.meta.get("skills") == "coordinator-patterns"
-    items = re.findall(r"^(\d+)\. (.*)$", section(doc.body, "Phases"), re.M)
-    assert [int(number) for number, _ in items] == list(range(len(WORKFLOW_PHASES[workflow])))
-    review_item = items[REVIEW_PHASE[workflow]][1]
-    assert "`fixloop:review-coordinator`" in review_item
-    assert "`fixloop run files RUN --git-diff`" in review_item
-    assert "`fixloop run end RUN --status S`" in doc.body
-    assert f"`agent` `{doc.name}`" in doc.body
-
-
-def test_coordinator_patterns_states_the_phase_ranges_of_the_engine() -> None:
-    body = SKILLS["coordinator-patterns"].body
-    for workflow, names in WORKFLOW_PHASES.items():
-        expected = "0" if len(names) == 1 else f"0-{len(names) - 1}"
-        assert f"`{workflow}` {expected}" in body, workflow
+    assert body.strip() == f'!`"${{CLAUDE_PLUGIN_ROOT}}/scripts/fixloop" start {stem}`'
+    assert (
+        "$ARGUMENTS" not in body and "$1" not in body
+    )  # the words reach the engine by the hook, never a shell
 
 
 # ---- agent instructions: each file its own focus; the shared text and contracts come from the engine ----

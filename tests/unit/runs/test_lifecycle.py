@@ -87,6 +87,8 @@ def test_start_writes_state_logs_and_session_start(
         "command": "/fixloop:fix-frontend --phase=0,1 --verbose login fails",
         "args": {"phase": "0,1", "dry_run": False, "log": True, "verbose": True},
         "free_text": "login fails",
+        "inputs": {},
+        "interactive": False,
         "dry_run": False,
         "phases": [0, 1],
         "phases_completed": [],

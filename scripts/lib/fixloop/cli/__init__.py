@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "answer": "fixloop.cli.flow:answer_command",
     "next": "fixloop.cli.flow:next_command",
     "record": "fixloop.cli.flow:record_command",
+    "start": "fixloop.cli.flow:start_command",
     "task": "fixloop.cli.flow:task_command",
     "validate": "fixloop.cli.validate:validate",
     "phases": "fixloop.cli.run:phases",

@@ -64,3 +64,34 @@ def task_command(run_id: str, agent: str) -> None:
     from fixloop.workflows.driver import task
 
     click.echo(task(_root(), check_run_id(run_id), agent), nl=False)
+
+
+@click.command("start")
+@click.argument("command")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Answer JSON (the run's description) instead of a line."
+)
+def start_command(command: str, as_json: bool) -> None:
+    """Start the run of the slash command typed in this Claude Code session (a command's `!` line)."""
+    from fixloop.core.errors import FixloopError
+    from fixloop.runs.command_start import start_command as start
+    from fixloop.runs.command_start import started_text
+
+    try:
+        if command == "answer":
+            from fixloop.workflows.answer_command import answer_from_prompt
+
+            answered = answer_from_prompt(_root())
+            click.echo(f"fixloop run {answered['run_id']}: answered {answered['choice']!r}; the run goes on.")
+            return
+        state = start(_root(), command)
+    except FixloopError as error:
+        if as_json:
+            raise
+        hint = error.details.get("suggestion")
+        click.echo(f"fixloop could not start: {error.message} ({error.code})" + (f" {hint}" if hint else ""))
+        raise SystemExit(error.exit_code) from None
+    if as_json:
+        print_json({"run_id": state["run_id"], "workflow": state["workflow"], "phases": state["phases"]})
+    else:
+        click.echo(started_text(state))

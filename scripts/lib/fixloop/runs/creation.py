@@ -48,12 +48,18 @@ def start_run(
     changed_files: Sequence[str] | None = None,
     git_base: str | None = None,
     claude_session_id: str | None = None,
+    free_text: str | None = None,
+    interactive: bool = False,
+    inputs: Mapping[str, Any] | None = None,
     clock: Clock | None = None,
 ) -> dict[str, Any]:
     """Create a run, bind it to the Claude Code session, open its logs and write SESSION_START.
 
     Options given directly win over the same flag in `raw_args` (the slash command's $ARGUMENTS).
     `git_base` "" means HEAD. `claude_session_id` None reads $CLAUDE_CODE_SESSION_ID ("" = no session).
+    `free_text` (the user's words, exact) wins over the rest of `raw_args`; `interactive` says whether a
+    person can answer the run's questions; `inputs` holds what the workflow was started on (a PR, a CI run,
+    a plan).
     Returns {"state": ..., "warnings": [...], "free_text": ...}.
     """
     clock = clock or timekeeping.default_clock
@@ -112,7 +118,9 @@ def start_run(
             "claude_session_id": session or None,
             "command": command,
             "args": args,
-            "free_text": parsed.rest,
+            "free_text": free_text if free_text is not None else parsed.rest,
+            "inputs": dict(inputs or {}),
+            "interactive": interactive,
             "dry_run": dry,
             "phases": selected,
             "phases_completed": [],
@@ -160,7 +168,7 @@ def start_run(
     )
     for warning in warnings:
         events.emit("W", "WARNING", **warning)
-    return {"state": state, "warnings": warnings, "free_text": parsed.rest}
+    return {"state": state, "warnings": warnings, "free_text": state["free_text"]}
 
 
 def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:

@@ -69,6 +69,14 @@ def _names(output: bytes) -> list[str]:
     return [name for name in output.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
+def is_repository(project: Path) -> bool:
+    try:
+        repo_root(project)
+    except FixloopError:
+        return False
+    return True
+
+
 def has_head(root: Path) -> bool:
     return run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).returncode == 0
 
