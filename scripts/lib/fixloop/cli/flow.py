@@ -89,7 +89,8 @@ def start_command(command: str, as_json: bool) -> None:
         if as_json:
             raise
         hint = error.details.get("suggestion")
-        click.echo(f"fixloop could not start: {error.message} ({error.code})" + (f" {hint}" if hint else ""))
+        extra = f" {hint}" if isinstance(hint, str) and hint not in error.message else ""
+        click.echo(f"fixloop could not start: {error.message} ({error.code}){extra}")
         raise SystemExit(error.exit_code) from None
     if as_json:
         print_json({"run_id": state["run_id"], "workflow": state["workflow"], "phases": state["phases"]})
