@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from fixloop.contracts.common import repo_relative_path
+from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.contracts.fixer import FixerOutput
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
@@ -576,18 +577,7 @@ def test_coordinator_input_defaults_and_limits() -> None:
     )
     assert normalized == {
         "changed_files": [],
-        "config": {
-            "test_command": None,
-            "lint_command": None,
-            "typecheck_command": None,
-            "max_review_iterations": 3,
-            "min_required_agents": 4,
-            "confidence_threshold": 80,
-            "verify_timeout_seconds": 900,
-            "use_verifier": True,
-            "max_quality_retries": 3,
-            "on_verification_failure": "rollback",
-        },
+        "config": LoopConfig().model_dump(mode="json"),
         "context": {"workflow": "pr-review", "stack": "mixed"},
         "logging": None,
     }

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core.errors import FixloopError
@@ -95,3 +96,38 @@ def test_config_from_dump() -> None:
         with pytest.raises(FixloopError) as caught:
             config_from_dump(bad)
         assert caught.value.code == "INVALID_STATE"
+
+
+def test_the_defaults_a_run_starts_with() -> None:
+    defaults = LoopConfig().model_dump(mode="json")
+    assert {
+        key: defaults[key] for key in ("max_review_iterations", "min_required_agents", "confidence_threshold")
+    } == {
+        "max_review_iterations": 3,
+        "min_required_agents": 4,
+        "confidence_threshold": 80,
+    }
+    assert (defaults["questions"], defaults["max_tokens"], defaults["max_cost"]) == ("auto", None, None)
+    assert defaults["models"] == {
+        "reviewers": "sonnet",
+        "verifier": "sonnet",
+        "fixer": "sonnet",
+        "analysts": "sonnet",
+        "implementer": "sonnet",
+        "writers": "sonnet",
+    }
+    assert defaults["prices"]["sonnet"] == {
+        "input": 3.0,
+        "output": 15.0,
+        "cache_write": 3.75,
+        "cache_read": 0.3,
+    }
+
+
+def test_a_model_name_is_a_family_or_a_model_id() -> None:
+    assert (
+        LoopConfig.model_validate({"models": {"reviewers": "claude-opus-4-5"}}).models.reviewers
+        == "claude-opus-4-5"
+    )
+    with pytest.raises(ValidationError):
+        LoopConfig.model_validate({"models": {"reviewers": "gpt-5; rm -rf /"}})

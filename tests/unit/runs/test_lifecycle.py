@@ -11,6 +11,7 @@ import pytest
 from helpers_runs import LIB, FakeClock, git, read_events, sha256_tree
 
 from fixloop import __version__
+from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.core.errors import FixloopError
 from fixloop.runs import changed_files, creation, ending, lifecycle, phasebook
@@ -96,18 +97,7 @@ def test_start_writes_state_logs_and_session_start(
         "phase_results": [],
         "changed_files": ["src/app.py"],
         "base_ref": "HEAD",
-        "config": {
-            "test_command": None,
-            "lint_command": None,
-            "typecheck_command": None,
-            "max_review_iterations": 3,
-            "min_required_agents": 4,
-            "confidence_threshold": 80,
-            "verify_timeout_seconds": 900,
-            "use_verifier": True,
-            "max_quality_retries": 3,
-            "on_verification_failure": "rollback",
-        },
+        "config": LoopConfig().model_dump(mode="json"),
         "config_sources": [],
         "logging": {
             "enabled": True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId
 from fixloop.core.agent_names import REVIEWER_AGENTS
@@ -22,6 +22,37 @@ TerminationReason = Literal[
     "verification_failed",
 ]
 VerificationChoice = Literal["rollback", "continue", "manual"]
+QuestionMode = Literal["auto", "ask", "default"]
+# haiku, sonnet, opus (the current model of that family) or a full model id
+ModelName = Annotated[str, StringConstraints(pattern=r"^(haiku|sonnet|opus|claude-[a-z0-9][a-z0-9.-]*)$")]
+Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class RoleModels(Contract):
+    """The model of each role's agents (the coordinator's is set in agents/coordinator.md)."""
+
+    reviewers: ModelName = Field(default="sonnet", description="The six reviewers.")
+    verifier: ModelName = Field(default="sonnet", description="The review verifier.")
+    fixer: ModelName = Field(default="sonnet", description="The review fixer.")
+    analysts: ModelName = Field(default="sonnet", description="Agents that diagnose, classify or design.")
+    implementer: ModelName = Field(default="sonnet", description="Agents that change code to a plan.")
+    writers: ModelName = Field(default="sonnet", description="Agents that write replies.")
+
+
+class Price(Contract):
+    """US dollars per million tokens."""
+
+    input: Dollars
+    output: Dollars
+    cache_write: Dollars
+    cache_read: Dollars
+
+
+DEFAULT_PRICES: dict[str, Price] = {
+    "haiku": Price(input=1.0, output=5.0, cache_write=1.25, cache_read=0.1),
+    "sonnet": Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
+    "opus": Price(input=5.0, output=25.0, cache_write=6.25, cache_read=0.5),
+}
 
 
 class LoopConfig(Contract):
@@ -41,6 +72,23 @@ class LoopConfig(Contract):
     on_verification_failure: VerificationChoice = Field(
         default="rollback",
         description="What a run that cannot ask the user does when verification fails after a fix.",
+    )
+    questions: QuestionMode = Field(
+        default="auto",
+        description="auto: ask when a person is at the session, else take defaults; ask: always pause; "
+        "default: never pause.",
+    )
+    models: RoleModels = Field(default_factory=RoleModels, description="The model of each role's agents.")
+    prices: dict[str, Price] = Field(
+        default_factory=lambda: dict(DEFAULT_PRICES),
+        description="Prices per model family (haiku, sonnet, opus) for the cost estimate, in USD per million "
+        "tokens.",
+    )
+    max_tokens: Annotated[int, Field(ge=1, strict=True)] | None = Field(
+        default=None, description="Stop the loop before a round would pass this many tokens in all."
+    )
+    max_cost: Dollars | None = Field(
+        default=None, description="Stop the loop before a round would pass this estimated cost in USD."
     )
 
 
