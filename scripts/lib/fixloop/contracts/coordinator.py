@@ -20,6 +20,7 @@ TerminationReason = Literal[
     "issues_increased",
     "user_cancelled",
     "verification_failed",
+    "budget_exhausted",
 ]
 VerificationChoice = Literal["rollback", "continue", "manual"]
 QuestionMode = Literal["auto", "ask", "default"]
@@ -72,6 +73,13 @@ class LoopConfig(Contract):
     on_verification_failure: VerificationChoice = Field(
         default="rollback",
         description="What a run that cannot ask the user does when verification fails after a fix.",
+    )
+    on_low_confidence: Literal["continue", "stop"] = Field(
+        default="stop",
+        description=(
+            "What a bugfix run does when its diagnosis confidence calls for the user (40-59) and no one "
+            "answers: the default of that question."
+        ),
     )
     questions: QuestionMode = Field(
         default="auto",
@@ -192,6 +200,11 @@ class CoordinatorOutput(Contract):
     files_modified: list[str] | None = None
     message: str | None = None
     error: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = Field(
+        default=None,
+        description="Tokens of the run's agent calls as Claude Code reported them, in all, per agent and per "
+        "round, with an estimated cost.",
+    )
 
     @model_validator(mode="after")
     def _shape_matches_status(self) -> CoordinatorOutput:

@@ -156,5 +156,8 @@ def coordinator_output(state: Mapping[str, Any]) -> dict[str, Any]:
         }
     else:
         document = _review_document(review)
+    usage = state.get("usage")
+    if isinstance(usage, dict) and (usage.get("total") or {}).get("calls"):
+        document["usage"] = usage
     CoordinatorOutput.model_validate(document)
     return document

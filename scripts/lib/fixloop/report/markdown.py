@@ -95,4 +95,29 @@ def markdown(state: Mapping[str, Any]) -> str:
     observations = document.get("positive_observations") or []
     if observations:
         lines += ["", "## Positive observations", "", *[f"- {item}" for item in observations]]
+    usage = document.get("usage")
+    if usage:
+        lines += ["", *usage_rows(usage)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def usage_rows(usage: Mapping[str, Any]) -> list[str]:
+    """Tokens per agent and per round, and the estimated cost, as a table."""
+    rows = [
+        "## Tokens and cost (estimated)",
+        "",
+        "| | Calls | Input | Output | Cache write | Cache read | Total tokens | Cost (USD) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+
+    def row(name: str, item: Mapping[str, Any]) -> str:
+        return (
+            f"| {_cell(name)} | {item['calls']} | {item['input_tokens']} | {item['output_tokens']} "
+            f"| {item['cache_creation_input_tokens']} | {item['cache_read_input_tokens']} "
+            f"| {item['total_tokens']} | {item['cost_usd']:.4f} |"
+        )
+
+    rows += [row(agent, item) for agent, item in sorted((usage.get("by_agent") or {}).items())]
+    rows += [row(f"round {number}", item) for number, item in sorted((usage.get("by_round") or {}).items())]
+    rows.append(row("**total**", usage["total"]))
+    return rows

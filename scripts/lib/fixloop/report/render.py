@@ -13,6 +13,7 @@ from fixloop.report.coordinator import coordinator_output
 from fixloop.report.markdown import markdown
 from fixloop.report.sarif import sarif
 from fixloop.runs import lifecycle
+from fixloop.runs.usage import run_usage
 from fixloop.store import layout
 
 REPORT_FORMATS = ("json", "array", "markdown", "sarif")
@@ -32,7 +33,8 @@ def render(state: Mapping[str, Any], fmt: str) -> Any:
 def report_answer(root: Path, run_id: str, fmt: str, output: str | None) -> Any:
     """The answer of `fixloop review report`: the report itself (Markdown wrapped in a JSON object), or,
     with `output`, where it was written (a file inside the project)."""
-    content = render(lifecycle.load_run(root, run_id), fmt)
+    state = lifecycle.load_run(root, run_id)
+    content = render({**state, "usage": run_usage(root, state)}, fmt)
     if output is None:
         return content if fmt != "markdown" else {"run_id": run_id, "format": fmt, "content": content}
     target = layout.resolve_inside(root, output)

@@ -18,6 +18,7 @@ from fixloop.review.state import RunState
 from fixloop.review.step import Document, Effects, StepContext, Transition
 from fixloop.review.verifier import verifier_step
 from fixloop.review.views import fixes_done
+from fixloop.runs.usage import over_budget
 
 
 def decide_next(
@@ -92,4 +93,9 @@ def _next_action(ctx: StepContext) -> Document:
                 return finish(ctx, "user_cancelled")
             if rnd["choice"] != "continue":
                 return finish(ctx, "verification_failed")
+        over = over_budget(ctx.state.get("usage"), ctx.config.max_tokens, ctx.config.max_cost)
+        if over is not None:
+            message = f"No round {int(rnd['iteration']) + 1}: {over}."
+            ctx.emit("W", "WARNING", code="BUDGET_EXHAUSTED", message=message)
+            return finish(ctx, "budget_exhausted")
         rnd = start_round(ctx, int(rnd["iteration"]) + 1)

@@ -17,6 +17,7 @@ TERMINATION_STATUS: dict[str, str] = {
     "max_iterations": "partial",
     "issues_increased": "partial",
     "verification_failed": "partial",
+    "budget_exhausted": "partial",
     "user_cancelled": "user_cancelled",
 }
 

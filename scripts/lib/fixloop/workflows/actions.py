@@ -48,6 +48,16 @@ def new_dispatch(state: RunState, number: int, outcome: Dispatch, now: int) -> d
     }
     flow["dispatch"] = dispatch
     flow["records"] = {}
+    flow.setdefault("history", []).append(
+        {
+            "id": step,
+            "phase": number,
+            "label": outcome.label,
+            "round": outcome.round,
+            "at_ms": now,
+            "agents": [call.agent for call in outcome.calls],
+        }
+    )
     return dispatch
 
 

@@ -20,6 +20,7 @@ def new_flow() -> dict[str, Any]:
         "phases": {},
         "dispatch": None,
         "dispatches": 0,
+        "history": [],
         "records": {},
         "question": None,
         "answers": {},

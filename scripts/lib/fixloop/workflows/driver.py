@@ -17,7 +17,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.effects import project_effects
 from fixloop.review.step import Event
-from fixloop.runs import lifecycle
+from fixloop.runs import lifecycle, usage
 from fixloop.runs.lifecycle import Clock
 from fixloop.store import layout, ledger
 from fixloop.store.atomic import write_atomic
@@ -110,11 +110,15 @@ def _advance_once(root: Path, run_id: str, clock: Clock) -> dict[str, Any] | Non
     state = lifecycle.load_run(root, run_id)
     effects = project_effects(root, state)
     made = calls_made(root, state)
+    spent = usage.run_usage(root, state)
     now = timekeeping.now_ms(clock)
     done: list[Advance] = []
-    saved = locked_update(
-        root, run_id, clock, lambda current: done.append(flow.advance(current, now, effects, made)), "next"
-    )
+
+    def step(current: RunState) -> None:
+        current["usage"] = spent
+        done.append(flow.advance(current, now, effects, made))
+
+    saved = locked_update(root, run_id, clock, step, "next")
     advance = done[-1]
     emit_events(saved, advance.events, clock)
     for agent, text in advance.tasks.items():

@@ -27,6 +27,7 @@ class Dispatch:
 
     calls: tuple[Call, ...]
     label: str
+    round: int | None = None  # the review round it belongs to, for the cost per round
 
 
 @dataclass(frozen=True)

@@ -53,15 +53,16 @@ class ReviewPhase(Phase):
                     for agent in REVIEWER_AGENTS
                 ),
                 label,
+                number,
             )
         if kind == "verify_findings":
             label = f"verify the findings of round {number}"
-            return Dispatch(
-                (Call(VERIFIER_AGENT, f"Verify round {number}", action["prompt"], "verifier"),), label
-            )
+            call = Call(VERIFIER_AGENT, f"Verify round {number}", action["prompt"], "verifier")
+            return Dispatch((call,), label, number)
         if kind == "fix":
             label = f"fix round {number}"
-            return Dispatch((Call(FIXER_AGENT, f"Fix round {number}", action["prompt"], "fixer"),), label)
+            call = Call(FIXER_AGENT, f"Fix round {number}", action["prompt"], "fixer")
+            return Dispatch((call,), label, number)
         if kind == "ask_user":
             options = tuple(Option(item["label"], item["description"]) for item in action["options"])
             return Ask(action["context"], action["question"], options, action["default"], logged=True)

@@ -1,0 +1,117 @@
+"""What a run cost: the tokens of every agent call, as Claude Code reported them, summed and priced.
+
+The PostToolUse hook writes each call's usage on its ledger `result` line (`usage`, `total_tokens`, `model`);
+a `usage` line holds what an agent reported otherwise (the coordinator's, read from its transcript). Calls
+are attributed to the engine's dispatch they answered (by time), and through it to a review round. The
+cost is an estimate from the config's price table by model family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from fixloop.store import layout, ledger
+
+TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+FAMILIES = ("haiku", "sonnet", "opus")
+PRICE_KEYS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_creation_input_tokens": "cache_write",
+    "cache_read_input_tokens": "cache_read",
+}
+
+
+def family(model: object) -> str | None:
+    text = str(model or "").lower()
+    return next((name for name in FAMILIES if name in text), None)
+
+
+def _empty() -> dict[str, Any]:
+    return {**dict.fromkeys(TOKEN_KEYS, 0), "total_tokens": 0, "cost_usd": 0.0, "calls": 0}
+
+
+def _add(total: dict[str, Any], usage: Mapping[str, int], tokens: int, cost: float) -> None:
+    for key in TOKEN_KEYS:
+        total[key] += int(usage.get(key) or 0)
+    total["total_tokens"] += tokens
+    total["cost_usd"] = round(total["cost_usd"] + cost, 6)
+    total["calls"] += 1
+
+
+def cost_of(usage: Mapping[str, int], model: object, prices: Mapping[str, Mapping[str, float]]) -> float:
+    price = prices.get(family(model) or "")
+    if price is None:
+        return 0.0
+    return sum(int(usage.get(key) or 0) * float(price[name]) for key, name in PRICE_KEYS.items()) / 1_000_000
+
+
+def _dispatch_of(history: list[Mapping[str, Any]], ts: int) -> Mapping[str, Any] | None:
+    found = None
+    for dispatch in history:
+        if int(dispatch.get("at_ms") or 0) <= ts:
+            found = dispatch
+    return found
+
+
+def summarize(
+    records: Iterable[Mapping[str, Any]], history: list[Mapping[str, Any]], prices: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Tokens and estimated cost in all, per agent, per review round and per engine step."""
+    total = _empty()
+    by_agent: dict[str, dict[str, Any]] = {}
+    by_round: dict[str, dict[str, Any]] = {}
+    by_step: dict[str, dict[str, Any]] = {}
+    calls = {record.get("tool_use_id"): record for record in records if record.get("kind") == "call"}
+    for record in records:
+        if record.get("kind") not in ("result", "usage") or not isinstance(record.get("usage"), dict):
+            continue
+        usage = {key: int(record["usage"].get(key) or 0) for key in TOKEN_KEYS}
+        tokens = int(record.get("total_tokens") or sum(usage.values()))
+        cost = cost_of(usage, record.get("model"), prices)
+        agent = str(record.get("agent") or "?")
+        _add(total, usage, tokens, cost)
+        _add(by_agent.setdefault(agent, _empty()), usage, tokens, cost)
+        call = calls.get(record.get("tool_use_id"))
+        dispatch = (
+            _dispatch_of(history, int((call or record).get("ts_ms") or 0)) if call is not None else None
+        )
+        if dispatch is not None:
+            _add(by_step.setdefault(str(dispatch["id"]), _empty()), usage, tokens, cost)
+            if dispatch.get("round") is not None:
+                _add(by_round.setdefault(str(dispatch["round"]), _empty()), usage, tokens, cost)
+    return {"total": total, "by_agent": by_agent, "by_round": by_round, "by_step": by_step, "estimated": True}
+
+
+def run_usage(root: Path, state: Mapping[str, Any]) -> dict[str, Any]:
+    """The tokens and estimated cost of a run's agents so far, from its hook ledger."""
+    flow = state.get("flow")
+    history = (flow.get("history") if isinstance(flow, dict) else None) or []
+    config = state.get("config")
+    prices = (config.get("prices") if isinstance(config, dict) else None) or {}
+    return summarize(ledger.read(layout.run_dir(root, str(state["run_id"]))), history, prices)
+
+
+def over_budget(
+    usage: Mapping[str, Any] | None, max_tokens: int | None, max_cost: float | None
+) -> str | None:
+    """Why another review round would pass the budget (spent so far + the costliest round), or None."""
+    if not usage or (max_tokens is None and max_cost is None):
+        return None
+    total = usage.get("total") or {}
+    rounds = list((usage.get("by_round") or {}).values())
+    next_tokens = max((int(item.get("total_tokens") or 0) for item in rounds), default=0)
+    next_cost = max((float(item.get("cost_usd") or 0.0) for item in rounds), default=0.0)
+    spent_tokens = int(total.get("total_tokens") or 0)
+    spent_cost = float(total.get("cost_usd") or 0.0)
+    if max_tokens is not None and spent_tokens + next_tokens > max_tokens:
+        return (
+            f"{spent_tokens} tokens spent and a round takes about {next_tokens}; the budget is {max_tokens}"
+        )
+    if max_cost is not None and spent_cost + next_cost > max_cost:
+        return (
+            f"${spent_cost:.4f} spent and a round costs about ${next_cost:.4f}; the budget is ${max_cost:.4f}"
+        )
+    return None
