@@ -107,11 +107,7 @@ def over_budget(
     spent_tokens = int(total.get("total_tokens") or 0)
     spent_cost = float(total.get("cost_usd") or 0.0)
     if max_tokens is not None and spent_tokens + next_tokens > max_tokens:
-        return (
-            f"{spent_tokens} tokens spent and a round takes about {next_tokens}; the budget is {max_tokens}"
-        )
+        return f"{spent_tokens} tokens spent, a round takes about {next_tokens}, the budget is {max_tokens}"
     if max_cost is not None and spent_cost + next_cost > max_cost:
-        return (
-            f"${spent_cost:.4f} spent and a round costs about ${next_cost:.4f}; the budget is ${max_cost:.4f}"
-        )
+        return f"${spent_cost:.4f} spent, a round costs about ${next_cost:.4f}, the budget is ${max_cost:.4f}"
     return None
