@@ -49,7 +49,7 @@ def test_timeline_is_plain_text(logged_run: dict[str, Any]) -> None:
         "[2025-12-06 05:46:40.000] INFO | PHASE_START | Phase 0: Collect and classify the failure\n"
         "[2025-12-06 05:46:42.000] INFO | PHASE_END | Phase 0 | success | 2000ms | errors_found=3\n"
         "[2025-12-06 05:46:43.000] ERROR| ERROR | CONFIDENCE_TOO_LOW | 35 < 40\n"
-        "[2025-12-06 05:46:44.000] DECN | CONFIDENCE | score=35 | decision=stop | threshold=60\n"
+        "[2025-12-06 05:46:44.000] DECN | CONFIDENCE_DECISION | score=35 | decision=stop | threshold=60\n"
         "[2025-12-06 05:46:45.000] INFO | SESSION_END | failed | 5000ms\n"
     )
     assert output == Path(logged_run["logging"]["log_files"]["text"]).read_text()
@@ -60,7 +60,7 @@ def test_timeline_filters(logged_run: dict[str, Any]) -> None:
     assert code == 0
     assert output == (
         "[2025-12-06 05:46:43.000] ERROR| ERROR | CONFIDENCE_TOO_LOW | 35 < 40\n"
-        "[2025-12-06 05:46:44.000] DECN | CONFIDENCE | score=35 | decision=stop | threshold=60\n"
+        "[2025-12-06 05:46:44.000] DECN | CONFIDENCE_DECISION | score=35 | decision=stop | threshold=60\n"
     )
 
 

@@ -316,7 +316,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "decision": "auto_continue",
             "threshold": {"auto_continue": 60, "ask_user": 40, "stop": 0},
         },
-        "DECN | CONFIDENCE | score=65 | decision=auto_continue | threshold=60",
+        "DECN | CONFIDENCE_DECISION | score=65 | decision=auto_continue | threshold=60",
     ),
     (
         {
@@ -325,7 +325,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "question": "Start the fix?",
             "options": ["Confirm", "Adjust", "Cancel"],
         },
-        'DECN | USER_ASK | "Start the fix?" | options=[Confirm,Adjust,Cancel]',
+        'DECN | USER_INTERACTION | "Start the fix?" | options=[Confirm,Adjust,Cancel]',
     ),
     (
         {
@@ -335,7 +335,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "user_response": "Confirm",
             "wait_duration_ms": 15000,
         },
-        'DECN | USER_ANSWER | "Confirm" | wait=15000ms',
+        'DECN | USER_INTERACTION | "Confirm" | wait=15000ms',
     ),
     (
         {
@@ -344,9 +344,9 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "context": "review_verification_failed",
             "question": "Verification failed",
         },
-        'DECN | USER_ASK | [review_verification_failed] "Verification failed"',
+        'DECN | USER_INTERACTION | [review_verification_failed] "Verification failed"',
     ),
-    ({"type": "REVIEW_VERIFICATION_START", "files_count": 2}, "INFO | VERIFY_START | 2 files"),
+    ({"type": "REVIEW_VERIFICATION_START", "files_count": 2}, "INFO | REVIEW_VERIFICATION_START | 2 files"),
     (
         {
             "type": "REVIEW_VERIFICATION_END",
@@ -355,11 +355,11 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "typecheck": "failed",
             "duration_ms": 800,
         },
-        "INFO | VERIFY_END | tests=passed lint=passed typecheck=failed | 800ms",
+        "INFO | REVIEW_VERIFICATION_END | tests=passed lint=passed typecheck=failed | 800ms",
     ),
     (
         {"type": "REVIEW_PARALLEL_START", "iteration": 1, "agents": ["a", "b", "c", "d", "e", "f"]},
-        "INFO | REVIEW_START | Iteration 1 | 6 agents (parallel)",
+        "INFO | REVIEW_PARALLEL_START | Iteration 1 | 6 agents (parallel)",
     ),
     (
         {
@@ -370,7 +370,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "results": [{"agent": "a", "status": "success", "issues": 2}] * 5
             + [{"agent": "f", "status": "failed", "error": "TIMEOUT"}],
         },
-        "INFO | REVIEW_END | Iteration 2 | success=5/6 | issues=4 | 30000ms",
+        "INFO | REVIEW_PARALLEL_END | Iteration 2 | success=5/6 | issues=4 | 30000ms",
     ),
     (
         {
@@ -382,11 +382,11 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "message": "The agent returned nothing",
             "recoverable": True,
         },
-        "ERROR| AGENT_FAIL | code-reviewer | NULL_RESPONSE | The agent returned nothing",
+        "ERROR| AGENT_FAILURE | code-reviewer | NULL_RESPONSE | The agent returned nothing",
     ),
     (
         {"type": "REVIEW_FIX_ITERATION", "iteration": 1, "direction": "start", "fixable_issues": 3},
-        "INFO | FIX_ITER | Iteration 1 start | fixable=3",
+        "INFO | REVIEW_FIX_ITERATION | Iteration 1 start | fixable=3",
     ),
     (
         {
@@ -399,7 +399,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "remaining": 1,
             "duration_ms": 9000,
         },
-        "INFO | FIX_ITER | Iteration 1 end | attempted=3 succeeded=2 failed=1 remaining=1 | 9000ms",
+        "INFO | REVIEW_FIX_ITERATION | Iteration 1 end | attempted=3 succeeded=2 failed=1 remaining=1 | 9000ms",
     ),
     (
         {
@@ -410,7 +410,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "fixed_count": 3,
             "termination_reason": None,
         },
-        "INFO | FIX_ITER | Iteration 1 | before=4 | after=1 | fixed=3",
+        "INFO | REVIEW_FIX_ITERATION | Iteration 1 | before=4 | after=1 | fixed=3",
     ),
     (
         {
@@ -421,7 +421,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "issues_trend": [4, 1, 0],
             "reason": "no fixable issues left",
         },
-        "DECN | CONVERGENCE | no fixable issues left | trend=4,1,0",
+        "DECN | REVIEW_CONVERGENCE | no fixable issues left | trend=4,1,0",
     ),
     (
         {
@@ -432,7 +432,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "previous_count": 2,
             "current_count": 5,
         },
-        "WARN | DIVERGENCE | Issues increased: 2 → 5",
+        "WARN | REVIEW_CONVERGENCE | Issues increased: 2 → 5",
     ),
     (
         {
@@ -442,7 +442,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "iteration": 3,
             "reason": "max iterations",
         },
-        "DECN | CONVERGENCE | stopped | max iterations",
+        "DECN | REVIEW_CONVERGENCE | stopped | max iterations",
     ),
     (
         {
@@ -454,7 +454,7 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "termination_reason": "converged",
             "total_duration_ms": 60000,
         },
-        "INFO | REVIEW_DONE | iterations=2 initial=4 fixed=3 remaining=1 | reason=converged | 60000ms",
+        "INFO | REVIEW_COMPLETE | iterations=2 initial=4 fixed=3 remaining=1 | reason=converged | 60000ms",
     ),
     (
         {"type": "WARNING", "level": "W", "code": "GIT_UNAVAILABLE", "message": "not a git repository"},
@@ -479,11 +479,22 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "attempts": 2,
             "violations": [{"path": "issues.0.severity", "message": "not a severity"}, {"x": 1}],
         },
-        "ERROR| CONTRACT_VIOLATION | code-reviewer | attempts=2 | issues.0.severity: not a severity",
+        "ERROR| CONTRACT_VIOLATION | code-reviewer | CONTRACT | attempts=2 | issues.0.severity: not a severity",
     ),
     (
         {"type": "CONTRACT_VIOLATION", "level": "E", "agent": "fixer", "attempts": 1, "violations": ["bad"]},
-        "ERROR| CONTRACT_VIOLATION | fixer | attempts=1 | bad",
+        "ERROR| CONTRACT_VIOLATION | fixer | ? | attempts=1 | bad",
+    ),
+    (
+        {
+            "type": "CONTRACT_VIOLATION",
+            "level": "E",
+            "agent": "verifier",
+            "error_code": "NO_JSON_FOUND",
+            "attempts": 3,
+            "violations": [],
+        },
+        "ERROR| CONTRACT_VIOLATION | verifier | NO_JSON_FOUND | attempts=3",
     ),
     (
         {"type": "AGENT_IO", "level": "D", "agent": "a", "direction": "output", "content": "x" * 250},
@@ -564,7 +575,7 @@ def test_any_event_renders_to_a_single_line(fields: dict[str, Any]) -> None:
 # ---- concurrency -------------------------------------------------------------------------------------
 
 
-def test_concurrent_appenders_never_interleave(tmp_path: Path) -> None:
+def test_concurrent_appenders_never_interleave_and_both_logs_agree(tmp_path: Path) -> None:
     writers, count = 6, 200
     context = multiprocessing.get_context("spawn")
     processes = [context.Process(target=append_many, args=(str(tmp_path), w, count)) for w in range(writers)]
@@ -576,6 +587,7 @@ def test_concurrent_appenders_never_interleave(tmp_path: Path) -> None:
 
     seen = set()
     corrupt = 0
+    events = []
     for raw in (tmp_path / "c.jsonl").read_bytes().split(b"\n")[:-1]:
         try:
             event = json.loads(raw)
@@ -584,8 +596,12 @@ def test_concurrent_appenders_never_interleave(tmp_path: Path) -> None:
             continue
         assert event["message"].startswith(f"w{event['writer']}-{event['number']} ")
         seen.add((event["writer"], event["number"]))
+        events.append(event)
     assert corrupt == 0
     assert seen == {(w, n) for w in range(writers) for n in range(count)}
+    # One writer orders both files: the text log is the JSONL rendered line by line, and time never goes back.
+    assert (tmp_path / "c.log").read_text(encoding="utf-8") == "".join(render_text(e) + "\n" for e in events)
+    assert [e["ts"] for e in events] == sorted(e["ts"] for e in events)
 
     text_lines = (tmp_path / "c.log").read_text(encoding="utf-8").split("\n")[:-1]
     pattern = re.compile(

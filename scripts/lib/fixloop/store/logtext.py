@@ -73,40 +73,40 @@ def _title(word: Any) -> str:
     return " ".join(part.capitalize() for part in _fmt(word).replace("-", " ").replace("_", " ").split())
 
 
-def _session_start(event: Mapping[str, Any]) -> tuple[str, str]:
+def _session_start(event: Mapping[str, Any]) -> str:
     title = " ".join(_title(event[key]) for key in ("workflow", "stack") if event.get(key))
-    return "SESSION_START", f"{title or 'Session'} ({_field(event, 'session_id')})"
+    return f"{title or 'Session'} ({_field(event, 'session_id')})"
 
 
-def _session_end(event: Mapping[str, Any]) -> tuple[str, str]:
+def _session_end(event: Mapping[str, Any]) -> str:
     summary = event.get("summary")
     counts: list[str] = []
     if isinstance(summary, dict):
         for key, label in (("files_changed", "files"), ("review_issues_fixed", "issues_fixed")):
             if key in summary:
                 counts.append(f"{label}={_fmt(summary[key])}")
-    return "SESSION_END", _join(_field(event, "status"), _ms(event, "total_duration_ms"), *counts)
+    return _join(_field(event, "status"), _ms(event, "total_duration_ms"), *counts)
 
 
-def _phase_start(event: Mapping[str, Any]) -> tuple[str, str]:
+def _phase_start(event: Mapping[str, Any]) -> str:
     name = event.get("phase_name")
     label = _phase_label(event)
-    return "PHASE_START", f"{label}: {_fmt(name)}" if name else label
+    return f"{label}: {_fmt(name)}" if name else label
 
 
-def _phase_end(event: Mapping[str, Any]) -> tuple[str, str]:
+def _phase_end(event: Mapping[str, Any]) -> str:
     summary = _pairs(event.get("summary"))
-    return "PHASE_END", _join(_phase_label(event), _field(event, "status"), _ms(event), summary)
+    return _join(_phase_label(event), _field(event, "status"), _ms(event), summary)
 
 
-def _agent_call(event: Mapping[str, Any]) -> tuple[str, str]:
+def _agent_call(event: Mapping[str, Any]) -> str:
     model = event.get("model")
     agent = _field(event, "agent")
-    return "AGENT_CALL", f"{agent} ({_fmt(model)})" if model else agent
+    return f"{agent} ({_fmt(model)})" if model else agent
 
 
-def _agent_result(event: Mapping[str, Any]) -> tuple[str, str]:
-    return "AGENT_RESULT", _join(_field(event, "agent"), _field(event, "status"), _ms(event))
+def _agent_result(event: Mapping[str, Any]) -> str:
+    return _join(_field(event, "agent"), _field(event, "status"), _ms(event))
 
 
 def _step_label(event: Mapping[str, Any]) -> str:
@@ -115,94 +115,94 @@ def _step_label(event: Mapping[str, Any]) -> str:
     return _field(event, "step")
 
 
-def _step_start(event: Mapping[str, Any]) -> tuple[str, str]:
+def _step_start(event: Mapping[str, Any]) -> str:
     label = _step_label(event)
     name = event.get("step_name")
-    return "STEP_START", _join(_field(event, "agent"), f"{label}: {_fmt(name)}" if name else label)
+    return _join(_field(event, "agent"), f"{label}: {_fmt(name)}" if name else label)
 
 
-def _step_end(event: Mapping[str, Any]) -> tuple[str, str]:
-    return "STEP_END", _join(_field(event, "agent"), _step_label(event), _field(event, "status"), _ms(event))
+def _step_end(event: Mapping[str, Any]) -> str:
+    return _join(_field(event, "agent"), _step_label(event), _field(event, "status"), _ms(event))
 
 
-def _tool_use(event: Mapping[str, Any]) -> tuple[str, str]:
+def _tool_use(event: Mapping[str, Any]) -> str:
     action = " ".join(_fmt(event[key]) for key in ("tool", "target") if key in event)
-    return "TOOL_USE", _join(_fmt(event.get("agent", "")), action or _MISSING, _field(event, "status"))
+    return _join(_fmt(event.get("agent", "")), action or _MISSING, _field(event, "status"))
 
 
-def _data_collected(event: Mapping[str, Any]) -> tuple[str, str]:
-    return "DATA_COLLECTED", _join(
+def _data_collected(event: Mapping[str, Any]) -> str:
+    return _join(
         _fmt(event.get("agent", "")), _field(event, "data_type"), _pairs(event.get("summary"))
     )
 
 
-def _analysis_result(event: Mapping[str, Any]) -> tuple[str, str]:
-    return "ANALYSIS_RESULT", _join(
+def _analysis_result(event: Mapping[str, Any]) -> str:
+    return _join(
         _fmt(event.get("agent", "")), _field(event, "analysis_type"), _pairs(event.get("result"))
     )
 
 
-def _confidence(event: Mapping[str, Any]) -> tuple[str, str]:
+def _confidence(event: Mapping[str, Any]) -> str:
     threshold = event.get("threshold", _MISSING)
     if isinstance(threshold, dict):
         threshold = threshold.get("auto_continue", _MISSING)
-    return "CONFIDENCE", _join(
+    return _join(
         f"score={_field(event, 'confidence_score')}",
         f"decision={_field(event, 'decision')}",
         f"threshold={_fmt(threshold)}",
     )
 
 
-def _user_interaction(event: Mapping[str, Any]) -> tuple[str, str]:
+def _user_interaction(event: Mapping[str, Any]) -> str:
     context = f"[{_fmt(event['context'])}] " if event.get("context") else ""
     if "user_response" in event:
         wait = f"wait={_ms(event, 'wait_duration_ms')}" if "wait_duration_ms" in event else ""
-        return "USER_ANSWER", _join(f'{context}"{_fmt(event["user_response"])}"', wait)
+        return _join(f'{context}"{_fmt(event["user_response"])}"', wait)
     options = f"options={_fmt(event['options'])}" if "options" in event else ""
-    return "USER_ASK", _join(f'{context}"{_field(event, "question")}"', options)
+    return _join(f'{context}"{_field(event, "question")}"', options)
 
 
-def _verify_start(event: Mapping[str, Any]) -> tuple[str, str]:
-    return "VERIFY_START", f"{_field(event, 'files_count')} files"
+def _verify_start(event: Mapping[str, Any]) -> str:
+    return f"{_field(event, 'files_count')} files"
 
 
-def _verify_end(event: Mapping[str, Any]) -> tuple[str, str]:
+def _verify_end(event: Mapping[str, Any]) -> str:
     checks = " ".join(f"{key}={_field(event, key)}" for key in ("tests", "lint", "typecheck"))
-    return "VERIFY_END", _join(checks, _ms(event))
+    return _join(checks, _ms(event))
 
 
-def _review_start(event: Mapping[str, Any]) -> tuple[str, str]:
+def _review_start(event: Mapping[str, Any]) -> str:
     agents = event.get("agents")
     count = len(agents) if isinstance(agents, list) else _MISSING
-    return "REVIEW_START", _join(_iteration(event), f"{count} agents (parallel)")
+    return _join(_iteration(event), f"{count} agents (parallel)")
 
 
-def _review_end(event: Mapping[str, Any]) -> tuple[str, str]:
+def _review_end(event: Mapping[str, Any]) -> str:
     results = event.get("results")
     success: str = _MISSING
     if isinstance(results, list):
         succeeded = sum(1 for item in results if isinstance(item, dict) and item.get("status") == "success")
         success = f"{succeeded}/{len(results)}"
-    return "REVIEW_END", _join(
+    return _join(
         _iteration(event), f"success={success}", f"issues={_field(event, 'total_issues')}", _ms(event)
     )
 
 
-def _agent_failure(event: Mapping[str, Any]) -> tuple[str, str]:
-    return "AGENT_FAIL", _join(_field(event, "agent"), _field(event, "error_code"), _field(event, "message"))
+def _agent_failure(event: Mapping[str, Any]) -> str:
+    return _join(_field(event, "agent"), _field(event, "error_code"), _field(event, "message"))
 
 
-def _fix_iteration(event: Mapping[str, Any]) -> tuple[str, str]:
+def _fix_iteration(event: Mapping[str, Any]) -> str:
     iteration = f"Iteration {_field(event, 'iteration')}"
     direction = event.get("direction")
     if direction == "start":
-        return "FIX_ITER", _join(f"{iteration} start", f"fixable={_field(event, 'fixable_issues')}")
+        return _join(f"{iteration} start", f"fixable={_field(event, 'fixable_issues')}")
     if direction == "end":
         counts = " ".join(
             f"{key}={_field(event, key)}" for key in ("attempted", "succeeded", "failed", "remaining")
         )
-        return "FIX_ITER", _join(f"{iteration} end", counts, _ms(event))
-    return "FIX_ITER", _join(
+        return _join(f"{iteration} end", counts, _ms(event))
+    return _join(
         iteration,
         f"before={_field(event, 'issues_before')}",
         f"after={_field(event, 'issues_after')}",
@@ -210,30 +210,30 @@ def _fix_iteration(event: Mapping[str, Any]) -> tuple[str, str]:
     )
 
 
-def _convergence(event: Mapping[str, Any]) -> tuple[str, str]:
+def _convergence(event: Mapping[str, Any]) -> str:
     decision = event.get("decision")
     if decision == "diverged":
         previous, current = _field(event, "previous_count"), _field(event, "current_count")
-        return "DIVERGENCE", f"Issues increased: {previous} → {current}"
+        return f"Issues increased: {previous} → {current}"
     trend = event.get("issues_trend")
     trend_text = "trend=" + ",".join(_fmt(item) for item in trend) if isinstance(trend, list) else ""
     reason = _fmt(event["reason"]) if event.get("reason") is not None else ""
     lead = "" if decision == "converged" else _fmt(decision)
-    return "CONVERGENCE", _join(lead, reason, trend_text) or _MISSING
+    return _join(lead, reason, trend_text) or _MISSING
 
 
-def _review_complete(event: Mapping[str, Any]) -> tuple[str, str]:
+def _review_complete(event: Mapping[str, Any]) -> str:
     counts = (
         f"iterations={_field(event, 'total_iterations')} initial={_field(event, 'initial_issues')} "
         f"fixed={_field(event, 'fixed_issues')} remaining={_field(event, 'final_issues')}"
     )
-    return "REVIEW_DONE", _join(
+    return _join(
         counts, f"reason={_field(event, 'termination_reason')}", _ms(event, "total_duration_ms")
     )
 
 
-def _warning_or_error(event: Mapping[str, Any]) -> tuple[str, str]:
-    return _fmt(event.get("type")), _join(_field(event, "code"), _field(event, "message"))
+def _warning_or_error(event: Mapping[str, Any]) -> str:
+    return _join(_field(event, "code"), _field(event, "message"))
 
 
 def _violation_text(violation: Any) -> str:
@@ -245,25 +245,27 @@ def _violation_text(violation: Any) -> str:
     return _fmt(violation)
 
 
-def _contract_violation(event: Mapping[str, Any]) -> tuple[str, str]:
+def _contract_violation(event: Mapping[str, Any]) -> str:
     violations = event.get("violations")
-    first = _violation_text(violations[0]) if isinstance(violations, list) and violations else _MISSING
-    return "CONTRACT_VIOLATION", _join(_field(event, "agent"), f"attempts={_field(event, 'attempts')}", first)
+    first = _violation_text(violations[0]) if isinstance(violations, list) and violations else ""
+    return _join(
+        _field(event, "agent"), _field(event, "error_code"), f"attempts={_field(event, 'attempts')}", first
+    )
 
 
-def _agent_io(event: Mapping[str, Any]) -> tuple[str, str]:
+def _agent_io(event: Mapping[str, Any]) -> str:
     content = _fmt(event.get("content"))
     if len(content) > _IO_PREVIEW_CHARS:
         content = content[:_IO_PREVIEW_CHARS] + "…"
-    return "AGENT_IO", _join(_field(event, "agent"), _field(event, "direction"), content)
+    return _join(_field(event, "agent"), _field(event, "direction"), content)
 
 
-def _generic(event: Mapping[str, Any]) -> tuple[str, str]:
+def _generic(event: Mapping[str, Any]) -> str:
     fields = {key: value for key, value in event.items() if key not in CORE_FIELDS}
-    return _fmt(event.get("type", _MISSING)), _pairs(fields)
+    return _pairs(fields)
 
 
-RENDERERS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
+RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "SESSION_START": _session_start,
     "SESSION_END": _session_end,
     "PHASE_START": _phase_start,
@@ -309,7 +311,8 @@ def render_text(event: Mapping[str, Any]) -> str:
     """`[2024-12-06 14:30:52.123] INFO | TAG | message`, always a single line (no trailing newline)."""
     kind = event.get("type")
     renderer = RENDERERS.get(kind, _generic) if isinstance(kind, str) else _generic
-    tag, message = renderer(event)
+    tag = _fmt(kind) if kind not in (None, "") else _MISSING
+    message = renderer(event)
     level = _fmt(event.get("level", _MISSING))
     label = LEVEL_LABELS.get(level, f"{level[:5]:<5}")
     head = f"[{text_timestamp(_fmt(event.get('ts', _MISSING)))}] {label}| {tag}"

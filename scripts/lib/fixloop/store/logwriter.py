@@ -1,11 +1,13 @@
 """The two run logs: one JSON object per line, and an aligned text timeline.
 
 Writers append each line with a single os.write on an O_APPEND descriptor, so lines from several
-processes never interleave, and never raise on an I/O failure: hooks must fail open.
+processes never interleave, and never raise on an I/O failure: hooks must fail open. An event is stamped
+and appended to both files under one lock on the JSONL file, so both list events in the same order.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 
@@ -85,17 +87,25 @@ def encode_json_line(event: Mapping[str, Any]) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def append_line(path: PathText, data: bytes) -> None:
-    """Append `data` with one write; creates the parent directories on first use."""
+def _open_append(path: PathText) -> int:
     try:
-        fd = os.open(path, _APPEND_FLAGS, 0o644)
+        return os.open(path, _APPEND_FLAGS, 0o644)
     except FileNotFoundError:
         os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
-        fd = os.open(path, _APPEND_FLAGS, 0o644)
+        return os.open(path, _APPEND_FLAGS, 0o644)
+
+
+def _write_all(fd: int, data: bytes, path: PathText) -> None:
+    written = os.write(fd, data)
+    if written != len(data):
+        raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+
+
+def append_line(path: PathText, data: bytes) -> None:
+    """Append `data` with one write; creates the parent directories on first use."""
+    fd = _open_append(path)
     try:
-        written = os.write(fd, data)
-        if written != len(data):
-            raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+        _write_all(fd, data, path)
     finally:
         os.close(fd)
 
@@ -140,20 +150,29 @@ class EventLog:
         self.last_error = None
         if not self.writes(level):
             return None
+        lock_fd = -1
         try:
-            extra = {key: value for key, value in fields.items() if key not in CORE_FIELDS}
+            extra = redact_value(
+                json_safe({key: value for key, value in fields.items() if key not in CORE_FIELDS})
+            )
+            if self.jsonl_path is not None:
+                lock_fd = _open_append(self.jsonl_path)
+                fcntl.flock(lock_fd, fcntl.LOCK_EX)
             event: dict[str, Any] = {
                 "ts": utc_timestamp_ms(self.clock()),
                 "level": level,
                 "type": json_safe(type),
                 "session_id": json_safe(self.session_id),
-                **redact_value(json_safe(extra)),
+                **extra,
             }
             if self.jsonl_path is not None:
-                append_line(self.jsonl_path, encode_json_line(event))
+                _write_all(lock_fd, encode_json_line(event), self.jsonl_path)
             if self.text_path is not None:
                 append_line(self.text_path, (render_text(event) + "\n").encode("utf-8"))
         except (OSError, ValueError, TypeError, RecursionError) as error:
             self.last_error = f"{error.__class__.__name__}: {error}"
             return None
+        finally:
+            if lock_fd >= 0:
+                os.close(lock_fd)  # closing releases the lock
         return event
