@@ -9,10 +9,61 @@ from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.coordinator import coordinator_output
 from fixloop.runs.verification import STEP_NAMES
 
+_HTML_ACTIVE = str.maketrans({"<": "\\<", ">": "\\>", "&": "\\&"})
+
+
+def _outside_code_spans(text: str) -> str:
+    """`text` with `<`, `>` and `&` backslash-escaped wherever they are not inside a code span, so an
+    agent's `List<Item>` or `<empty>` reads as written instead of becoming HTML."""
+    parts: list[str] = []
+    position = 0
+    while position < len(text):
+        start = text.find("`", position)
+        if start < 0:
+            break
+        fence_end = start
+        while fence_end < len(text) and text[fence_end] == "`":
+            fence_end += 1
+        fence = text[start:fence_end]
+        close = fence_end
+        while True:  # a span closes at the next run of exactly as many backticks
+            close = text.find(fence, close)
+            if close < 0 or close + len(fence) == len(text) or text[close + len(fence)] != "`":
+                break
+            while close < len(text) and text[close] == "`":
+                close += 1
+        parts.append(text[position:start].translate(_HTML_ACTIVE))
+        if close < 0:  # an unmatched run is literal backticks
+            parts.append(fence)
+            position = fence_end
+        else:
+            parts.append(text[start : close + len(fence)])
+            position = close + len(fence)
+    parts.append(text[position:].translate(_HTML_ACTIVE))
+    return "".join(parts)
+
+
+def _text(value: Any) -> str:
+    """One line of agent text for Markdown outside a table."""
+    text = "" if value is None else str(value)
+    return _outside_code_spans(" ".join(text.split("\n")).strip())
+
 
 def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\n", " ").strip()
+    """One table cell of agent text: also no bare `|`, which would end the cell."""
+    return _text(value).replace("|", "\\|")
+
+
+def _code(value: Any) -> str:
+    """`value` as an inline code span whatever backticks it holds."""
+    text = " ".join(str(value).split("\n")).replace("|", "\\|")
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
 
 
 def _issue_rows(issues: list[dict[str, Any]]) -> list[str]:
@@ -26,7 +77,7 @@ def _issue_rows(issues: list[dict[str, Any]]) -> list[str]:
         location = f"{issue['file']}:{issue['line']}" if issue.get("line") else issue["file"]
         rows.append(
             f"| {_cell(issue['id'])} | {_cell(issue.get('severity'))} | {_cell(issue.get('confidence'))} "
-            f"| `{_cell(location)}` | {_cell(issue.get('category'))} | {_cell(issue['description'])} "
+            f"| {_code(location)} | {_cell(issue.get('category'))} | {_cell(issue['description'])} "
             f"| {_cell(', '.join(issue.get('agents') or []))} |"
         )
     return rows
@@ -38,12 +89,14 @@ def markdown(state: Mapping[str, Any]) -> str:
     lines = [f"# fixloop review report — run {run_id}", ""]
     if document["status"] == "failed":
         error = document["error"]
-        lines += [f"**Status:** failed — `{error.get('code')}`: {error.get('message')}", ""]
+        lines += [f"**Status:** failed — {_code(error.get('code'))}: {_text(error.get('message'))}", ""]
         for agent in error.get("failed_agents") or []:
             failure = agent.get("error") or {}
-            lines.append(f"- {agent.get('agent')}: `{failure.get('code')}` {failure.get('message')}")
+            lines.append(
+                f"- {_text(agent.get('agent'))}: {_code(failure.get('code'))} {_text(failure.get('message'))}"
+            )
         if error.get("suggestion"):
-            lines += ["", f"Suggestion: {error['suggestion']}"]
+            lines += ["", f"Suggestion: {_text(error['suggestion'])}"]
         return "\n".join(lines).rstrip() + "\n"
     numbers = document["summary"]
     lines += [
@@ -57,7 +110,7 @@ def markdown(state: Mapping[str, Any]) -> str:
         "",
     ]
     if document.get("message"):
-        lines += [document["message"], ""]
+        lines += [_text(document["message"]), ""]
     verification = document.get("verification")
     if verification:
         lines += [
@@ -91,10 +144,10 @@ def markdown(state: Mapping[str, Any]) -> str:
         lines += [f"## {title}", "", *_issue_rows(document.get(key) or []), ""]
     lines += ["## Files modified", ""]
     modified = document.get("files_modified") or []
-    lines += [f"- `{name}`" for name in modified] if modified else ["None."]
+    lines += [f"- {_code(name)}" for name in modified] if modified else ["None."]
     observations = document.get("positive_observations") or []
     if observations:
-        lines += ["", "## Positive observations", "", *[f"- {item}" for item in observations]]
+        lines += ["", "## Positive observations", "", *[f"- {_text(item)}" for item in observations]]
     usage = document.get("usage")
     if usage:
         lines += ["", *usage_rows(usage)]
