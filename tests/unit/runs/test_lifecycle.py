@@ -669,3 +669,19 @@ def test_concurrent_phase_starts_open_a_phase_once(git_project: Path) -> None:
     assert sorted(lifecycle.load_run(git_project, run_id)["open_phases"]) == ["0"]
     events = read_events(jsonl_of(state))
     assert [event["phase"] for event in events if event["type"] == "PHASE_START"] == ["phase_0"]
+
+
+def test_a_run_leaves_git_status_clean(git_project: Path) -> None:
+    state = start(git_project, FakeClock(START_S), claude_session_id="sess-1")
+    assert Path(state["logging"]["log_files"]["jsonl"]).is_file()
+    status = git(git_project, "status", "--porcelain", "--untracked-files=all")
+    assert status == ""
+    assert (git_project / ".claude/fixloop/.gitignore").read_text().splitlines()[-1] == "*"
+    assert (git_project / ".claude/logs/fixloop/.gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_gitignore_of_the_user_is_left_as_it_is(git_project: Path) -> None:
+    (git_project / ".claude/fixloop").mkdir(parents=True)
+    (git_project / ".claude/fixloop/.gitignore").write_text("runs/\n")
+    start(git_project, FakeClock(START_S))
+    assert (git_project / ".claude/fixloop/.gitignore").read_text() == "runs/\n"

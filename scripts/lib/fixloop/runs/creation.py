@@ -24,6 +24,7 @@ from fixloop.runs.lifecycle import (
 )
 from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
 from fixloop.store import gitfiles, layout
+from fixloop.store.ignored import keep_out_of_git
 from fixloop.store.logwriter import LOG_LEVELS, log_file_paths
 
 SCHEMA_VERSION = 1
@@ -94,6 +95,9 @@ def start_run(
         "log": log_enabled,
         "verbose": verbose,
     }
+    keep_out_of_git(layout.fixloop_dir(root))
+    if log_enabled:
+        keep_out_of_git(os.path.dirname(layout.logs_dir(root, workflow)))
     state: dict[str, Any] = {}
     for _attempt in range(_CREATE_ATTEMPTS):
         run_id = new_run_id()
