@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from fixloop import __version__
+from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import fail, guarded
 from fixloop.core.errors import FixloopError
 
@@ -30,7 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(ListedGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 

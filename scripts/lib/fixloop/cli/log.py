@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.report import logquery
@@ -91,7 +92,7 @@ def _listing(path: Path, contents: logquery.LogContents, events: list[dict[str, 
     }
 
 
-@click.group("log")
+@click.group("log", cls=ListedGroup)
 def log() -> None:
     """Query a run's JSONL log."""
 

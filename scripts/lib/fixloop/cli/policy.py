@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.cli.run import parse_json_object
 from fixloop.core.errors import FixloopError
@@ -29,7 +30,7 @@ def parse_int(text: str, name: str, code: str = "INVALID_ARGUMENT") -> int:
     return int(value)
 
 
-@click.group("policy")
+@click.group("policy", cls=ListedGroup)
 def policy() -> None:
     """Retry, confidence and quality decisions (the coordinator patterns' numbers)."""
 

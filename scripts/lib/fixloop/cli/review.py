@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.report.render import REPORT_FORMATS, report_answer
 from fixloop.review import intake, runner
@@ -16,7 +17,7 @@ def _root() -> Path:
     return Path(layout.project_root())
 
 
-@click.group("review")
+@click.group("review", cls=ListedGroup)
 def review() -> None:
     """Drive the review-fix loop of a run: record agent results, ask for the next action, report."""
 

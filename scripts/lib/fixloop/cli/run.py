@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
@@ -104,7 +105,7 @@ def phases(workflow: str, argument: str | None) -> None:
     print_json(describe_phases(workflow, argument))
 
 
-@click.group("run")
+@click.group("run", cls=ListedGroup)
 def run() -> None:
     """Create and follow a workflow run (state under .claude/fixloop/runs/<run_id>/)."""
 
