@@ -65,11 +65,21 @@ ROUND_ONE_FINDINGS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def engine(project: Path, *args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:
+def engine_env(project: Path) -> dict[str, str]:
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project), "FIXLOOP_PYTHON": sys.executable}
     env.pop("CLAUDE_CODE_SESSION_ID", None)
+    return env
+
+
+def engine(project: Path, *args: str, stdin: str | None = None) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
-        [str(ENGINE), *args], cwd=project, env=env, input=stdin, capture_output=True, text=True, check=False
+        [str(ENGINE), *args],
+        cwd=project,
+        env=engine_env(project),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     try:
         return done.returncode, json.loads(done.stdout)
@@ -110,63 +120,57 @@ def apply_fixes(project: Path) -> None:
     )
 
 
-def answer_for(action: dict[str, Any], round_number: int) -> list[tuple[str, dict[str, Any]]]:
-    kind = action["action"]
-    if kind == "review":
+def issues_in_task(project: Path, run_id: str, agent: str) -> list[dict[str, Any]]:
+    """The issues an agent's task hands it, read as the agent reads them (`fixloop task`)."""
+    done = subprocess.run(
+        [str(ENGINE), "task", run_id, agent],
+        cwd=project,
+        env=engine_env(project),
+        capture_output=True,
+        text=True,
+    )
+    text = done.stdout.split("\nIssues:\n", 1)[1]
+    issues, _ = json.JSONDecoder().raw_decode(text)
+    return list(issues)
+
+
+def canned_answer(project: Path, run_id: str, agent: str, review_round: int) -> dict[str, Any]:
+    if agent in REVIEWER_AGENTS:
         # After the fix, the finding that was not auto-fixable is still there.
         findings = (
             ROUND_ONE_FINDINGS
-            if round_number == 1
+            if review_round == 1
             else {"silent-failure-hunter": ROUND_ONE_FINDINGS["silent-failure-hunter"]}
         )
-        return [
-            (
-                name,
-                {
-                    "status": "success",
-                    "agent": name,
-                    "issues": findings.get(name, []),
-                    "positive_observations": ["Small, readable functions."]
-                    if name == "code-reviewer"
-                    else [],
-                },
-            )
-            for name in REVIEWER_AGENTS
-        ]
-    if kind == "verify_findings":
+        positive = ["Small, readable functions."] if agent == "code-reviewer" else []
+        return {
+            "status": "success",
+            "agent": agent,
+            "issues": findings.get(agent, []),
+            "positive_observations": positive,
+        }
+    issues = issues_in_task(project, run_id, agent)
+    if agent == "review-verifier":
         checks = [
             {
                 "issue_id": issue["id"],
                 "accuracy_status": "CORRECT",
-                "evidence": "Confirmed in the file.",
+                "evidence": f"Confirmed at {issue['file']}:{issue['line']}.",
                 "deletion_required": False,
             }
-            for issue in action["issues"]
+            for issue in issues
         ]
         quality = {"overall_score": 82, "quality_level": "GOOD", "strengths": ["Precise locations."]}
-        return [
-            (
-                "review-verifier",
-                {
-                    "status": "success",
-                    "agent": "review-verifier",
-                    "verification_result": {"accuracy_check": checks, "quality_assessment": quality},
-                },
-            )
-        ]
-    if kind == "fix":
-        results = [
-            {"issue_id": issue["id"], "status": "succeeded", "files": [issue["file"]]}
-            for issue in action["issues"]
-        ]
-        files = sorted({issue["file"] for issue in action["issues"]})
-        return [
-            (
-                "review-fixer",
-                {"status": "success", "agent": "review-fixer", "results": results, "files_modified": files},
-            )
-        ]
-    return []
+        return {
+            "status": "success",
+            "agent": agent,
+            "verification_result": {"accuracy_check": checks, "quality_assessment": quality},
+        }
+    apply_fixes(project)
+    print("  (canned fixer) edited inventory/report.py and inventory/stock.py")
+    results = [{"issue_id": issue["id"], "status": "succeeded", "files": [issue["file"]]} for issue in issues]
+    files = sorted({issue["file"] for issue in issues})
+    return {"status": "success", "agent": agent, "results": results, "files_modified": files}
 
 
 def main() -> int:
@@ -179,45 +183,37 @@ def main() -> int:
             return 1
         run_id = run["run_id"]
         print(f"run {run_id}: changed files {run['changed_files']}")
+        review_round = 0
+        action: dict[str, Any] = {}
         for _ in range(30):
-            code, action = engine(project, "review", "next", run_id)
+            code, action = engine(project, "next", run_id)
             kind = action.get("action")
-            print(
-                f"engine says: {kind}" + (f" ({action.get('termination_reason')})" if kind == "stop" else "")
-            )
-            if kind in ("stop", "failed") or code != 0:
+            if kind == "stop" or code != 0:
+                print(f"engine says: stop ({action.get('status')}, {action.get('reason')})")
                 break
-            if kind == "verify":
-                code, result = engine(project, "verify", run_id)
-                print(
-                    "  "
-                    + ", ".join(f"{step}={result[step]['status']}" for step in ("tests", "lint", "typecheck"))
-                )
-                continue
             if kind == "ask_user":
-                engine(project, "review", "choose", run_id, "--default")
+                print(f"engine asks: {action['question']} (taking the default, {action['default']})")
+                engine(project, "answer", run_id, "--default")
                 continue
-            if kind == "fix":
-                apply_fixes(project)
-                print("  (canned fixer) edited inventory/report.py and inventory/stock.py")
-            for name, document in answer_for(action, action.get("round", 1)):
+            print(f"engine says: step {action['step']}, {action['label']}: {len(action['calls'])} agent(s)")
+            agents = [call["subagent_type"].split(":", 1)[1] for call in action["calls"]]
+            if agents[0] in REVIEWER_AGENTS:
+                review_round += 1
+            for agent in agents:
+                document = canned_answer(project, run_id, agent, review_round)
                 code, recorded = engine(
-                    project, "review", "record", run_id, "--agent", name, "-", stdin=json.dumps(document)
+                    project, "record", run_id, "--agent", agent, "-", stdin=json.dumps(document)
                 )
-                print(f"  recorded {name}: valid={recorded.get('valid')}")
-        engine(project, "run", "end", run_id, "--status", "success")
+                print(f"  recorded {agent}: valid={recorded.get('valid')}")
         say("Report (markdown)")
         _, report = engine(project, "review", "report", run_id, "--format", "markdown")
         print(report.get("content", json.dumps(report, indent=2)))
         say("Log timeline")
         subprocess.run(
-            [str(ENGINE), "log", "timeline", run_id],
-            cwd=project,
-            env={**os.environ, "CLAUDE_PROJECT_DIR": str(project), "FIXLOOP_PYTHON": sys.executable},
-            check=False,
+            [str(ENGINE), "log", "timeline", run_id], cwd=project, env=engine_env(project), check=False
         )
         say("Reviewer, verifier and fixer answers in this demo are canned; the engine's decisions are real.")
-    return 0
+    return 0 if action.get("action") == "stop" else 1
 
 
 if __name__ == "__main__":

@@ -58,7 +58,14 @@ def advance(state: RunState, now: int, effects: Effects | None, calls_made: Call
             return result
         number = phasebook.next_phase(state)
         if number is None:
-            _end(state, now, result, phasebook.final_status(state))
+            reason = flow.get("reason")
+            _end(
+                state,
+                now,
+                result,
+                phasebook.final_status(state),
+                reason=reason if isinstance(reason, str) else None,
+            )
             return result
         if str(number) not in (state.get("open_phases") or {}):
             fields = phasebook.open_phase(state, number, now)
@@ -97,6 +104,8 @@ def advance(state: RunState, now: int, effects: Effects | None, calls_made: Call
             continue
         if isinstance(outcome, PhaseDone):
             _close(state, number, outcome.status, now, result, outcome.summary)
+            if isinstance(outcome.summary.get("termination_reason"), str):  # the run ends for the same reason
+                flow["reason"] = outcome.summary["termination_reason"]
             continue
         if isinstance(outcome, RunDone):
             _close(state, number, outcome.phase_status, now, result, outcome.summary)
