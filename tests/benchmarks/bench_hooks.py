@@ -6,10 +6,11 @@ Prints, per case, the median over N runs of the process's wall time and of its C
 of the hook and its children, which other load on the machine disturbs less), and the ratios of both to
 `python3 -c pass` of the hooks' interpreter (this one unless --hook-python names another; the engine
 that SubagentStop calls always runs on this one).
-The hooks that fire on every subagent call (PreToolUse, PostToolUse, SubagentStart) aim at <= 2x.
+The hooks that fire on every subagent call (PreToolUse, PostToolUse, SubagentStart) and on every prompt
+(UserPromptSubmit) aim at <= 2x.
 `python3 -S -c pass` is printed too: the ratio depends on how much the interpreter's site-packages cost
 at start-up (hooks run with -S), so compare the absolute figures across machines.
-SubagentStop runs the engine (`fixloop review record`) once per contracted agent; SessionStart once per
+SubagentStop runs the engine (`fixloop record`) once per agent but the coordinator; SessionStart once per
 session. Prints figures only; asserts nothing.
 """
 
@@ -31,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 HOOKS = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
-EVERY_CALL = ("PreToolUse", "PostToolUse", "SubagentStart")
+EVERY_CALL = ("PreToolUse", "PostToolUse", "SubagentStart", "UserPromptSubmit")
 
 
 def command_of(event: str) -> str:
@@ -80,8 +81,12 @@ def main() -> int:
         session = "bench-session"
         os.environ["CLAUDE_PROJECT_DIR"] = str(project)
         state = creation.start_run(
-            "bugfix", root=project, stack="backend", changed_files=["src/app.py"], claude_session_id=session
+            "review", root=project, changed_files=["src/app.py"], claude_session_id=session
         )["state"]
+        # A pending dispatch of the six reviewers: calls get its model, reviewers their task.
+        from fixloop.workflows.driver import next_action
+
+        next_action(project, state["run_id"])
         env = {
             **os.environ,
             "CLAUDE_PLUGIN_ROOT": str(ROOT),
@@ -180,10 +185,27 @@ def main() -> int:
                     lambda i: {
                         **common("SubagentStop"),
                         "agent_id": f"c{i}",
-                        "agent_type": "fixloop:review-coordinator",
+                        "agent_type": "fixloop:coordinator",
                         "stop_hook_active": False,
                         "agent_transcript_path": "/t",
                         "last_assistant_message": "Review finished: 0 issues remain.",
+                    },
+                ),
+            ),
+            (
+                "UserPromptSubmit",
+                "other prompt (no interpreter)",
+                hook("UserPromptSubmit", lambda i: {**common("UserPromptSubmit"), "prompt": f"fix test {i}"}),
+            ),
+            (
+                "UserPromptSubmit",
+                "/fixloop: prompt (kept)",
+                hook(
+                    "UserPromptSubmit",
+                    lambda i: {
+                        **common("UserPromptSubmit"),
+                        "prompt": f"/fixloop:fix-backend src/app.py {i}",
+                        "prompt_id": f"p{i}",
                     },
                 ),
             ),
@@ -201,7 +223,7 @@ def main() -> int:
         ).stdout.strip()
         print(f"fixloop hooks, median of {args.runs} runs, run {state['run_id']}, python {python}")
         base_wall = base_cpu = 0.0
-        print(f"{'hook':<14} {'case':<34} {'wall ms':>8} {'ratio':>6} {'cpu ms':>7} {'ratio':>6}")
+        print(f"{'hook':<16} {'case':<34} {'wall ms':>8} {'ratio':>6} {'cpu ms':>7} {'ratio':>6}")
         for event, label, make in cases:
             engine_runs = "engine" in label  # the slow case: fewer runs
             runs_count = max(5, args.runs // 4) if engine_runs else args.runs
@@ -214,7 +236,7 @@ def main() -> int:
             if event in EVERY_CALL:
                 flag = "  ok (<= 2x)" if min(wall_ratio, cpu_ratio) <= 2 else "  over 2x"
             figures = f"{wall:>8.1f} {wall_ratio:>5.2f}x {cpu:>7.1f} {cpu_ratio:>5.2f}x"
-            print(f"{event:<14} {label:<34} {figures}{flag}")
+            print(f"{event:<16} {label:<34} {figures}{flag}")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -17,3 +17,10 @@ def hooks(tmp_path: Path) -> HookEnv:
 def run(hooks: HookEnv, monkeypatch: pytest.MonkeyPatch) -> Run:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(hooks.project))
     return start_run(hooks)
+
+
+@pytest.fixture
+def review_run(hooks: HookEnv, monkeypatch: pytest.MonkeyPatch) -> Run:
+    """A run of the `review` workflow, which `fixloop next` and `fixloop record` carry forward."""
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(hooks.project))
+    return start_run(hooks, workflow="review")

@@ -23,6 +23,19 @@ LIB = PLUGIN_ROOT / "scripts" / "lib"
 HOOKS_JSON = PLUGIN_ROOT / "hooks" / "hooks.json"
 REQUIREMENTS = PLUGIN_ROOT / "scripts" / "requirements.lock"
 REPORTED_MS = 987654  # Claude Code's own duration in the payloads: must never become duration_ms
+RESOLVED_MODEL = "claude-sonnet-4-5-20250929"
+# What the hooks keep of the usage that post_tool_use() reports.
+REPORTED_USAGE = {
+    "usage": {
+        "input_tokens": 100,
+        "output_tokens": 50,
+        "cache_creation_input_tokens": 20,
+        "cache_read_input_tokens": 300,
+    },
+    "total_tokens": 1234,
+    "model": RESOLVED_MODEL,
+    "tool_uses": 3,
+}
 
 # Variables of the developer's shell that would change what the hooks and the entry point do.
 _SCRUBBED = (
@@ -31,6 +44,7 @@ _SCRUBBED = (
     "FIXLOOP_BUILD_PYTHON",
     "FIXLOOP_HOOK_ENGINE",
     "FIXLOOP_RECORD_TIMEOUT",
+    "FIXLOOP_NEXT_TIMEOUT",
     "CLAUDE_PLUGIN_ROOT",
     "CLAUDE_PLUGIN_DATA",
     "CLAUDE_PROJECT_DIR",
@@ -138,10 +152,18 @@ class HookEnv:
             "agentId": agent_id,
             "agentType": agent_type,
             "content": [{"type": "text", "text": report}],
+            "resolvedModel": RESOLVED_MODEL,
             "totalDurationMs": REPORTED_MS,
             "totalTokens": 1234,
             "totalToolUseCount": 3,
-            "usage": {"input_tokens": 100, "output_tokens": 50},
+            "usage": {
+                "input_tokens": 100,
+                "output_tokens": 50,
+                "cache_creation_input_tokens": 20,
+                "cache_read_input_tokens": 300,
+                "server_tool_use": {"web_search_requests": 0},
+                "service_tier": "standard",
+            },
         }
         return payload
 
@@ -246,14 +268,15 @@ def make_hooks(tmp_path: Path) -> HookEnv:
     return HookEnv(PLUGIN_ROOT, data, project.resolve(), session, env)
 
 
-def start_run(hooks: HookEnv, *, log: bool = True) -> Run:
-
+def start_run(hooks: HookEnv, *, log: bool = True, workflow: str = "bugfix") -> Run:
+    """A run of `workflow` on src/app.py, bound to the session (`review`: the workflow `fixloop next`
+    drives)."""
     from fixloop.runs import creation
 
     result = creation.start_run(
-        "bugfix",
+        workflow,
         root=hooks.project,
-        stack="backend",
+        stack="backend" if workflow == "bugfix" else None,
         log=log,
         changed_files=["src/app.py"],
         claude_session_id=hooks.session,
@@ -301,7 +324,7 @@ sys.exit(codes[min(n, len(codes) - 1)])
 
 
 def recorded_answer(agent: str, issues: int | None = None, status: str = "success") -> dict[str, Any]:
-    """The real engine's answer to `review record` for a valid answer of `agent` (`issues` for a reviewer)."""
+    """The real engine's answer to `fixloop record` for a valid answer of `agent` (`issues`: a reviewer's)."""
     return {
         "status": "recorded",
         "agent": agent,

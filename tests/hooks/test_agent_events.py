@@ -13,6 +13,7 @@ from helpers_imports import ENGINE_PACKAGES, NOT_IN_HOOKS, in_packages, modules_
 from hook_helpers import (
     PLUGIN_ROOT,
     REPORTED_MS,
+    REPORTED_USAGE,
     HookEnv,
     Run,
     fake_engine,
@@ -63,6 +64,17 @@ def assert_silent(done: subprocess.CompletedProcess[str]) -> None:
     assert done.stdout == ""
 
 
+def assert_hands_back(done: subprocess.CompletedProcess[str], payload: dict[str, Any], text: str) -> None:
+    """PostToolUse answered the payload's own tool_response with only its content replaced by `text`."""
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "updatedToolOutput": {**payload["tool_response"], "content": [{"type": "text", "text": text}]},
+        }
+    }
+
+
 def strip_core(event: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in event.items() if key not in ("ts", "session_id")}
 
@@ -76,11 +88,24 @@ def test_hooks_json_wires_the_subagent_tool_and_fixloop_agents() -> None:
         "SessionStart",
         "SubagentStart",
         "SubagentStop",
+        "UserPromptSubmit",
     ]
     for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
         assert config[event][0]["matcher"] == "Agent|Task"
     assert config["SubagentStart"][0]["matcher"] == "fixloop:.*"
     assert config["SubagentStop"][0]["matcher"] == "fixloop:.*"
+    assert "matcher" not in config["UserPromptSubmit"][0]
+    # The hooks that may run the engine (tests, verification) wait for it; PreToolUse never does.
+    timeouts = {event: entries[0]["hooks"][0]["timeout"] for event, entries in config.items()}
+    assert timeouts == {
+        "SessionStart": 10,
+        "UserPromptSubmit": 10,
+        "PreToolUse": 10,
+        "PostToolUse": 1800,
+        "PostToolUseFailure": 1800,
+        "SubagentStart": 1800,
+        "SubagentStop": 1800,
+    }
     for event, entries in config.items():
         for entry in entries:
             for hook in entry["hooks"]:
@@ -92,14 +117,11 @@ def test_hooks_json_wires_the_subagent_tool_and_fixloop_agents() -> None:
 def test_foreground_call_and_result(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_01")))
     stop_recorded(hooks, tmp_path, "code-reviewer", "agent-a1", reviewer_report("code-reviewer", 2), 2)
-    assert_silent(
-        hooks.run(
-            "PostToolUse",
-            hooks.post_tool_use(
-                "fixloop:code-reviewer", "toolu_01", "agent-a1", reviewer_report("code-reviewer", 2)
-            ),
-        )
+    post = hooks.post_tool_use(
+        "fixloop:code-reviewer", "toolu_01", "agent-a1", reviewer_report("code-reviewer", 2)
     )
+    done = hooks.run("PostToolUse", post)
+    assert_hands_back(done, post, f"code-reviewer: recorded, 2 issues (run {run.run_id})")
     call, stop, result = run.ledger()
     assert stop["kind"] == "stop"
     assert call == {
@@ -122,6 +144,7 @@ def test_foreground_call_and_result(hooks: HookEnv, run: Run, tmp_path: Path) ->
         "status": "success",
         "duration_ms": duration,
         "reported_duration_ms": REPORTED_MS,
+        **REPORTED_USAGE,
     }
     events = [strip_core(e) for e in run.events("AGENT_CALL", "AGENT_RESULT")]
     assert events == [
@@ -146,6 +169,12 @@ def test_foreground_call_and_result(hooks: HookEnv, run: Run, tmp_path: Path) ->
             "tool_use_id": "toolu_01",
             "agent_id": "agent-a1",
             "output_summary": {"issues": 2},
+            "usage": {
+                **REPORTED_USAGE["usage"],
+                "total_tokens": 1234,
+                "model": REPORTED_USAGE["model"],
+                "tool_uses": 3,
+            },
         },
     ]
     assert not run.events("WARNING")
@@ -171,7 +200,7 @@ def test_call_inside_a_subagent_names_the_parent_and_the_open_phase(hooks: HookE
         "fixloop:review-fixer",
         "toolu_fix",
         background=None,
-        parent=("agent-coord", "fixloop:review-coordinator"),
+        parent=("agent-coord", "fixloop:coordinator"),
         description="",
         prompt="p" * 300,
     )
@@ -223,16 +252,16 @@ def test_a_finished_run_is_left_alone(hooks: HookEnv, run: Run) -> None:
 
 
 def test_a_call_made_before_the_run_ended_still_gets_its_result(hooks: HookEnv, run: Run) -> None:
-    # The review coordinator ends its own run, then returns: its result still belongs to the run.
-    assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:review-coordinator", "toolu_c")))
+    # The coordinator ends its own run, then returns: its result still belongs to the run.
+    assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:coordinator", "toolu_c")))
     ending.end_run(hooks.project, run.run_id, "failed")
-    report = '{"status": "success", "agent": "review-coordinator"}'
-    post = hooks.post_tool_use("fixloop:review-coordinator", "toolu_c", "agent-c", report)
+    report = '{"status": "success", "agent": "coordinator"}'
+    post = hooks.post_tool_use("fixloop:coordinator", "toolu_c", "agent-c", report)
     assert_silent(hooks.run("PostToolUse", post))
     assert_silent(hooks.run("PostToolUse", post))  # a repeated result is not logged twice
     assert [record["kind"] for record in run.ledger()] == ["call", "result"]
     results = [e for e in run.events() if e["type"] == "AGENT_RESULT"]
-    assert [(e["agent"], e["tool_use_id"]) for e in results] == [("review-coordinator", "toolu_c")]
+    assert [(e["agent"], e["tool_use_id"]) for e in results] == [("coordinator", "toolu_c")]
     other = hooks.post_tool_use("fixloop:code-reviewer", "toolu_x", "agent-x", report)
     assert_silent(hooks.run("PostToolUse", other))  # no call recorded while the run was active
     assert [record["kind"] for record in run.ledger()] == ["call", "result"]
@@ -262,15 +291,15 @@ def test_six_reviewers_make_one_parallel_group(hooks: HookEnv, run: Run, tmp_pat
         report = reviewer_report(agent, issues[agent])
         stop_recorded(hooks, tmp_path, agent, f"id-{agent}", report, issues[agent])
         payload = hooks.post_tool_use(f"fixloop:{agent}", f"toolu_{agent}", f"id-{agent}", report)
-        assert_silent(hooks.run("PostToolUse", payload))
+        count = issues[agent]
+        line = f"{agent}: recorded, {count} issue{'' if count == 1 else 's'} (run {run.run_id})"
+        assert_hands_back(hooks.run("PostToolUse", payload), payload, line)
         assert run.events("REVIEW_PARALLEL_END") == []
     # The last one's SubagentStop hook never ran: the tool's own status stands, and no issue count.
     last = REVIEWERS[-1]
-    assert_silent(
-        hooks.run(
-            "PostToolUse", hooks.post_tool_use(f"fixloop:{last}", f"toolu_{last}", "id-last", "not json")
-        )
-    )
+    payload = hooks.post_tool_use(f"fixloop:{last}", f"toolu_{last}", "id-last", "not json")
+    line = f"{last}: no answer recorded (run {run.run_id})"
+    assert_hands_back(hooks.run("PostToolUse", payload), payload, line)
 
     ledger = run.ledger()
     calls = {line["agent"]: line for line in ledger if line["kind"] == "call"}
@@ -327,12 +356,19 @@ def test_the_group_iteration_is_the_runs_review_round(hooks: HookEnv, run: Run) 
     assert start["iteration"] == 3
 
 
-def test_background_agent_is_closed_at_its_stop(hooks: HookEnv, run: Run) -> None:
-    agent_type = "fixloop:review-coordinator"  # not contracted: its stop records nothing
+def test_background_agent_is_closed_at_its_stop(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
+    agent_type = "fixloop:coordinator"  # not contracted: its stop records nothing
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use(agent_type, "toolu_bg", background=True)))
     assert_silent(hooks.run("PostToolUse", hooks.post_tool_use_async(agent_type, "toolu_bg", "agent-bg")))
     assert run.events("AGENT_RESULT") == []
-    assert_silent(hooks.run("SubagentStart", hooks.subagent_start(agent_type, "agent-bg")))
+    # The coordinator starts with the engine's next step.
+    engine = fake_engine(tmp_path / "engine", [f"fixloop next (run {run.run_id}): the run has ended."])
+    started = hooks.run(
+        "SubagentStart", hooks.subagent_start(agent_type, "agent-bg"), {"FIXLOOP_HOOK_ENGINE": str(engine)}
+    )
+    assert json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"].startswith(
+        "fixloop next (run"
+    )
     assert_silent(
         hooks.run("SubagentStop", hooks.subagent_stop(agent_type, "agent-bg", '{"status":"success"}'))
     )
@@ -343,7 +379,7 @@ def test_background_agent_is_closed_at_its_stop(hooks: HookEnv, run: Run) -> Non
         "kind": "launch",
         "ts_ms": launch["ts_ms"],
         "agent_type": agent_type,
-        "agent": "review-coordinator",
+        "agent": "coordinator",
         "tool_use_id": "toolu_bg",
         "agent_id": "agent-bg",
     }
@@ -351,7 +387,7 @@ def test_background_agent_is_closed_at_its_stop(hooks: HookEnv, run: Run) -> Non
         "kind": "start",
         "ts_ms": start["ts_ms"],
         "agent_type": agent_type,
-        "agent": "review-coordinator",
+        "agent": "coordinator",
         "agent_id": "agent-bg",
     }
     assert call["background"] is True
@@ -360,7 +396,7 @@ def test_background_agent_is_closed_at_its_stop(hooks: HookEnv, run: Run) -> Non
     assert result["reported_duration_ms"] is None
     (event,) = run.events("AGENT_RESULT")
     assert (event["agent"], event["status"], event["duration_ms"], event["duration_source"]) == (
-        "review-coordinator",
+        "coordinator",
         "success",
         result["duration_ms"],
         "measured",
@@ -393,7 +429,7 @@ def test_background_reviewers_close_the_group_at_their_stops(
 
 
 def test_async_launch_hook_after_the_stop_still_closes_the_call(hooks: HookEnv, run: Run) -> None:
-    agent_type = "fixloop:review-coordinator"
+    agent_type = "fixloop:coordinator"
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use(agent_type, "toolu_bg", background=True)))
     assert_silent(hooks.run("SubagentStop", hooks.subagent_stop(agent_type, "agent-bg", "done")))
     assert run.events("AGENT_RESULT") == []
@@ -409,7 +445,9 @@ def test_result_without_a_seen_call_uses_the_reported_duration(
 ) -> None:
     stop_recorded(hooks, tmp_path, "review-fixer", "agent-f", '{"status":"failed"}', None, "failed")
     payload = hooks.post_tool_use("fixloop:review-fixer", "toolu_lost", "agent-f", '{"status":"failed"}')
-    assert_silent(hooks.run("PostToolUse", payload))
+    assert_hands_back(
+        hooks.run("PostToolUse", payload), payload, f"review-fixer: recorded (run {run.run_id})"
+    )
     (event,) = run.events("AGENT_RESULT")
     assert (event["level"], event["status"], event["duration_ms"], event["duration_source"]) == (
         "E",
@@ -422,7 +460,8 @@ def test_result_without_a_seen_call_uses_the_reported_duration(
 def test_a_duplicate_post_tool_use_is_recorded_once(hooks: HookEnv, run: Run) -> None:
     assert_silent(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:review-fixer", "toolu_f")))
     payload = hooks.post_tool_use("fixloop:review-fixer", "toolu_f", "agent-f", '{"status":"success"}')
-    assert_silent(hooks.run("PostToolUse", payload))
+    line = f"review-fixer: no answer recorded (run {run.run_id})"
+    assert_hands_back(hooks.run("PostToolUse", payload), payload, line)
     assert_silent(hooks.run("PostToolUse", payload))
     assert len(run.events("AGENT_RESULT")) == 1
 
@@ -556,7 +595,7 @@ def test_every_call_hooks_and_a_coordinators_stop_load_no_heavy_module(hooks: Ho
     ):
         post = hooks.post_tool_use(f"fixloop:{agent}", tool_use_id, agent_id, reviewer_report(agent, 2))
         loaded |= modules_loaded_by(hooks, post)
-    coordinator_stop = hooks.subagent_stop("fixloop:review-coordinator", "id-rc", "Review finished.")
+    coordinator_stop = hooks.subagent_stop("fixloop:coordinator", "id-rc", "Review finished.")
     loaded |= modules_loaded_by(hooks, coordinator_stop, "subagent_stop")
     assert "fixloop.store.logwriter" in loaded  # the hooks did their work, below
     assert sorted(loaded & {*HEAVY_MODULES, "subprocess"}) == []
@@ -578,7 +617,7 @@ def test_no_per_call_hook_path_loads_the_engines_upper_layers(
     """Whole packages: no module of contracts, runs, review, report or cli, nor pydantic, click, json, re,
     pathlib, typing or collections, on any path a subagent call takes through the hooks."""
     engine = fake_engine(tmp_path / "engine", [recorded_answer("review-fixer")])
-    coordinator = "fixloop:review-coordinator"
+    coordinator = "fixloop:coordinator"
     paths: list[tuple[dict[str, Any], str]] = [
         (hooks.pre_tool_use("fixloop:review-fixer", "toolu_f"), "agent_events"),
         (hooks.subagent_start("fixloop:review-fixer", "id-f"), "agent_events"),
@@ -626,7 +665,8 @@ def test_a_foreground_reviewer_with_a_rejected_answer_counts_as_failed(
     post = hooks.post_tool_use(
         "fixloop:code-reviewer", "toolu_cr", "id-cr", reviewer_report("code-reviewer", 3)
     )
-    assert_silent(hooks.run("PostToolUse", post))
+    line = f"code-reviewer: answer refused: SCHEMA_VIOLATION (run {run.run_id})"
+    assert_hands_back(hooks.run("PostToolUse", post), post, line)
     (result,) = run.events("AGENT_RESULT")
     assert (result["level"], result["status"], result["error"]) == ("E", "failed", "SCHEMA_VIOLATION")
     (end,) = run.events("REVIEW_PARALLEL_END")
@@ -681,7 +721,8 @@ def test_a_group_left_waiting_is_closed_by_the_next_dispatch(
     payload = hooks.post_tool_use(
         "fixloop:code-reviewer", "toolu_1_code-reviewer", "a1", reviewer_report("x", 2)
     )
-    assert_silent(hooks.run("PostToolUse", payload))
+    line = f"code-reviewer: recorded, 2 issues (run {run.run_id})"
+    assert_hands_back(hooks.run("PostToolUse", payload), payload, line)
     # test-analyzer never reports; the reviewers are dispatched again.
     assert_silent(
         hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_2_code-reviewer"))
@@ -716,7 +757,8 @@ def test_every_event_written_fits_its_event_model(hooks: HookEnv, run: Run, tmp_
     post = hooks.post_tool_use(
         f"fixloop:{REVIEWERS[0]}", f"toolu_{REVIEWERS[0]}", "a0", reviewer_report("x", 1)
     )
-    assert_silent(hooks.run("PostToolUse", post))
+    line = f"{REVIEWERS[0]}: no answer recorded (run {run.run_id})"
+    assert_hands_back(hooks.run("PostToolUse", post), post, line)
     assert_silent(
         hooks.run(
             "PostToolUseFailure", failure_payload(hooks, f"fixloop:{REVIEWERS[1]}", f"toolu_{REVIEWERS[1]}")

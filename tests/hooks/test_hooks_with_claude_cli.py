@@ -1,9 +1,11 @@
 """The hooks inside the real Claude Code CLI (pinned, tests/e2e/node_modules) driven by a scripted model.
 
-One session: a Bash call starts a run and opens review round 1 with the real engine; then one message
-dispatches a foreground code-reviewer (whose first answer breaks its contract, so SubagentStop blocks it
-once) and a background test-analyzer. Checks what only the real CLI can show: agent ids agree across
-hooks, the block reaches the subagent, the Bash tool finds the data directory SessionStart exported.
+One session: a Bash call starts a `review` run and has `fixloop next` dispatch review round 1 with the
+real engine; then one message calls a foreground code-reviewer (whose first answer breaks its contract, so
+SubagentStop blocks it once) and a background test-analyzer. Checks what only the real CLI can show: agent
+ids agree across hooks, the block reaches the subagent, SubagentStart's task reaches it, PreToolUse's
+model is the one it runs on, PostToolUse's one line replaces the answer the main thread reads, the Bash
+tool finds the data directory SessionStart exported.
 """
 
 from __future__ import annotations
@@ -37,10 +39,9 @@ def claude_bin() -> Path:
 def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> None:
     fixloop = PLUGIN_ROOT / "scripts" / "fixloop"
     setup = (
-        f"R=$({fixloop} run start --workflow bugfix --stack backend --changed-files inventory/stock.py"
+        f"R=$({fixloop} run start --workflow review --changed-files inventory/stock.py"
         " | python3 -c \"import json,sys; print(json.load(sys.stdin)['run_id'])\")"
-        f" && {fixloop} review next $R >/dev/null && {fixloop} verify $R >/dev/null;"
-        f' {fixloop} review next $R >/dev/null; echo "RUN=$R DATA=$FIXLOOP_DATA"'
+        f' && {fixloop} next $R >/dev/null; echo "RUN=$R DATA=$FIXLOOP_DATA"'
     )
     rules = [
         Rule(Reply.tools(bash_call(setup)), name="setup", subagent=False, has_tool_results=False),
@@ -77,7 +78,14 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
             env={"FIXLOOP_PYTHON": sys.executable},
         )
         project = runner.new_project()
-        result = runner.run("review", project_dir=project, allowed_tools=["Bash"], timeout=240)
+        # The main thread runs on haiku; the dispatch asks for sonnet (the reviewers' default model).
+        result = runner.run(
+            "review",
+            project_dir=project,
+            allowed_tools=["Bash"],
+            extra_args=["--model", "haiku"],
+            timeout=240,
+        )
     finally:
         api.stop()
     assert [(rule.name, rule.answered) for rule in rules] == [
@@ -119,6 +127,15 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
     # The block reached the subagent as its next user turn.
     bodies = [json.loads(line)["body"] for line in log.read_text().splitlines()]
     assert any("fixloop rejected your final answer" in json.dumps(body) for body in bodies)
+    # Each reviewer started with its task, on the model of the dispatch.
+    task = f"fixloop run {state['run_id']}: review round 1."
+    with_task = [body for body in bodies if task in json.dumps(body)]
+    assert with_task and all("sonnet" in body["model"] for body in with_task), [b["model"] for b in bodies]
+    # The main thread read the one line, not the reviewer's answer.
+    line = f"code-reviewer: recorded, 0 issues (run {state['run_id']})"
+    main = [json.dumps(body) for body in bodies if "haiku" in body["model"]]
+    assert any(line in text for text in main)
+    assert not any("positive_observations" in text for text in main)
     # The Bash tool found the data directory that SessionStart exported (not ~/.cache/fixloop).
     assert any("DATA=" in json.dumps(body) and "plugins/data/fixloop" in json.dumps(body) for body in bodies)
 

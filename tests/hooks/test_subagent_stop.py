@@ -1,4 +1,5 @@
-"""SubagentStop: contract enforcement for reviewers, fixer and verifier, bounded retries, failing open."""
+"""SubagentStop: contract enforcement for every fixloop agent but the coordinator, bounded retries, the
+engine's `continue`, failing open."""
 
 from __future__ import annotations
 
@@ -39,12 +40,10 @@ INVALID_REVIEW = {
 
 
 def request_review_round(run: Run) -> None:
-    """Bring the run to "waiting for reviewers" with the real engine: gate, then round 1."""
-    code, action = run.engine("review", "next", run.run_id)
-    assert (code, action["action"]) == (0, "verify"), action
-    code, _verified = run.engine("verify", run.run_id)
-    code, action = run.engine("review", "next", run.run_id)
-    assert (code, action["action"], action["round"]) == (0, "review", 1), action
+    """Bring a `review` run to "waiting for reviewers" with the real engine: `fixloop next` dispatches
+    round 1."""
+    code, action = run.engine("next", run.run_id)
+    assert (code, action["action"], action["label"]) == (0, "agents", "review round 1"), action
 
 
 def reviewer_record(run: Run, agent: str = "code-reviewer") -> dict[str, Any]:
@@ -65,7 +64,8 @@ def stop(
     return done.returncode, done.stdout
 
 
-def test_a_valid_result_is_recorded_into_the_run(hooks: HookEnv, run: Run) -> None:
+def test_a_valid_result_is_recorded_into_the_run(hooks: HookEnv, review_run: Run) -> None:
+    run = review_run
     request_review_round(run)
     message = json.dumps(VALID_REVIEW)
     assert stop(hooks, "agent-cr", message) == (0, "")
@@ -91,7 +91,8 @@ def test_a_valid_result_is_recorded_into_the_run(hooks: HookEnv, run: Run) -> No
     assert run.events("WARNING", "CONTRACT_VIOLATION") == []
 
 
-def test_invalid_answers_block_twice_then_the_agent_may_stop(hooks: HookEnv, run: Run) -> None:
+def test_invalid_answers_block_twice_then_the_agent_may_stop(hooks: HookEnv, review_run: Run) -> None:
+    run = review_run
     request_review_round(run)
     message = json.dumps(INVALID_REVIEW)
     reasons = []
@@ -123,7 +124,8 @@ def test_invalid_answers_block_twice_then_the_agent_may_stop(hooks: HookEnv, run
     assert (verdict["valid"], verdict["final"]) == (False, True)
 
 
-def test_a_corrected_answer_after_a_block_is_recorded(hooks: HookEnv, run: Run) -> None:
+def test_a_corrected_answer_after_a_block_is_recorded(hooks: HookEnv, review_run: Run) -> None:
+    run = review_run
     request_review_round(run)
     _code, out = stop(hooks, "agent-cr", "I found no issues, all good!")
     assert json.loads(out)["decision"] == "block"
@@ -132,23 +134,23 @@ def test_a_corrected_answer_after_a_block_is_recorded(hooks: HookEnv, run: Run) 
     assert (record["valid"], record["attempts"], record["invalid_attempts"]) == (True, 2, 1)
 
 
-def test_the_fixer_and_the_verifier_are_held_to_their_contracts(
+def test_every_agent_but_the_coordinator_is_held_to_its_contract(
     hooks: HookEnv, run: Run, tmp_path: Path
 ) -> None:
     engine_dir = tmp_path / "engine"
     engine = fake_engine(engine_dir, [{"status": "recorded", "valid": True, "retry": False}])
     env = {"FIXLOOP_HOOK_ENGINE": str(engine)}
-    for agent in ("review-fixer", "review-verifier", "type-design-analyzer"):
+    agents = ("review-fixer", "review-verifier", "type-design-analyzer", "test-writer")
+    for agent in agents:
         assert stop(hooks, f"id-{agent}", "{}", env=env, agent_type=f"fixloop:{agent}") == (0, "")
     calls = engine_calls(engine_dir)
     assert [call["argv"] for call in calls] == [
-        ["review", "record", run.run_id, "--agent", agent, "--from-hook", f"id-{agent}", "-"]
-        for agent in ("review-fixer", "review-verifier", "type-design-analyzer")
+        ["record", run.run_id, "--agent", agent, "--from-hook", f"id-{agent}", "-"] for agent in agents
     ]
     assert {call["stdin_sha256"] for call in calls} == {hashlib.sha256(b"{}").hexdigest()}
 
 
-def test_other_fixloop_agents_are_not_recorded(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
+def test_the_coordinator_is_not_recorded(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
     engine_dir = tmp_path / "engine"
     engine = fake_engine(engine_dir, [{"status": "recorded", "valid": False, "retry": True}])
     out = stop(
@@ -156,7 +158,7 @@ def test_other_fixloop_agents_are_not_recorded(hooks: HookEnv, run: Run, tmp_pat
         "coord",
         "anything",
         env={"FIXLOOP_HOOK_ENGINE": str(engine)},
-        agent_type="fixloop:review-coordinator",
+        agent_type="fixloop:coordinator",
     )
     assert out == (0, "")
     assert engine_calls(engine_dir) == []
@@ -322,16 +324,100 @@ def test_stop_with_an_unpaired_surrogate_hashes_what_it_sends(
 
 
 def test_only_what_a_real_subagent_said_can_be_recorded_by_hand(
-    hooks: HookEnv, run: Run, tmp_path: Path
+    hooks: HookEnv, review_run: Run, tmp_path: Path
 ) -> None:
-    """The ledger's stop line is what `review record` (without --from-hook) checks the text against."""
+    """The ledger's stop line is what `fixloop record` (without --from-hook) checks the text against."""
+    run = review_run
     request_review_round(run)
     engine = fake_engine(tmp_path / "engine", [{"status": "recorded", "valid": True, "retry": False}])
     said = json.dumps(VALID_REVIEW)
     assert stop(hooks, "agent-real", said, env={"FIXLOOP_HOOK_ENGINE": str(engine)}) == (0, "")
     forged = json.dumps({**VALID_REVIEW, "positive_observations": ["Invented."]})
-    code, answer = run.engine("review", "record", run.run_id, "--agent", "code-reviewer", "-", stdin=forged)
+    code, answer = run.engine("record", run.run_id, "--agent", "code-reviewer", "-", stdin=forged)
     assert (code, answer["error"]["code"]) == (2, "UNVERIFIED_AGENT_RESULT")
-    code, answer = run.engine("review", "record", run.run_id, "--agent", "code-reviewer", "-", stdin=said)
+    code, answer = run.engine("record", run.run_id, "--agent", "code-reviewer", "-", stdin=said)
     assert (code, answer["status"], answer["valid"]) == (0, "recorded", True)
     assert reviewer_record(run)["provenance"] == "ledger"
+
+
+# ---- the engine sends an agent on: `continue` ------------------------------------------------------
+
+
+def going_on(instruction: str) -> dict[str, Any]:
+    """The engine's answer to a valid answer that is not the end of the agent's work."""
+    return {
+        "status": "recorded",
+        "agent": "review-fixer",
+        "valid": True,
+        "retry": False,
+        "attempt": 1,
+        "error": None,
+        "hint": None,
+        "agent_status": "success",
+        "issues_count": None,
+        "continue": instruction,
+    }
+
+
+def test_continue_sends_the_agent_on_at_most_four_times(hooks: HookEnv, run: Run, tmp_path: Path) -> None:
+    instruction = "Your test fails as expected; now fix the code."
+    engine = fake_engine(tmp_path / "engine", [going_on(instruction)])
+    env = {"FIXLOOP_HOOK_ENGINE": str(engine)}
+    outputs = [
+        stop(hooks, "agent-fix", "{}", active=n > 0, env=env, agent_type="fixloop:review-fixer")[1]
+        for n in range(5)
+    ]
+    assert [json.loads(out) for out in outputs[:4]] == [{"decision": "block", "reason": instruction}] * 4
+    assert outputs[4] == ""
+    (warning,) = run.events("WARNING")
+    assert (warning["code"], warning["agent"], warning["agent_id"]) == (
+        "CONTINUE_CAP",
+        "review-fixer",
+        "agent-fix",
+    )
+    state = json.loads((run.dir / "hooks-state.json").read_text())
+    assert state["continues"] == {"agent-fix": 4}
+    assert state["verdicts"]["agent-fix"] == {
+        "valid": True,
+        "final": True,
+        "error": None,
+        "status": "success",
+        "issues": None,
+    }
+    assert len(engine_calls(tmp_path / "engine")) == 5
+
+
+def test_an_agent_sent_on_is_not_final_and_keeps_its_retries(
+    hooks: HookEnv, run: Run, tmp_path: Path
+) -> None:
+    invalid = {
+        "status": "recorded",
+        "valid": False,
+        "retry": True,
+        "attempt": 1,
+        "error": {"code": "SCHEMA_VIOLATION", "message": "bad"},
+    }
+    engine = fake_engine(tmp_path / "engine", [going_on("Go on."), going_on("Go on."), invalid])
+    env = {"FIXLOOP_HOOK_ENGINE": str(engine)}
+    for _ in range(2):
+        _code, out = stop(hooks, "agent-fix", "{}", env=env, agent_type="fixloop:review-fixer")
+        assert json.loads(out) == {"decision": "block", "reason": "Go on."}
+        verdict = json.loads((run.dir / "hooks-state.json").read_text())["verdicts"]["agent-fix"]
+        assert (verdict["valid"], verdict["final"]) == (True, False)
+    # Two stops already, both sent on: an invalid answer still gets its retries.
+    _code, out = stop(hooks, "agent-fix", "bad", env=env, agent_type="fixloop:review-fixer")
+    decision = json.loads(out)
+    assert decision["decision"] == "block"
+    assert decision["reason"].startswith("fixloop rejected your final answer (attempt 1 of 3)")
+
+
+def test_an_unexpected_agent_is_a_warning_not_a_block(hooks: HookEnv, review_run: Run) -> None:
+    """The real engine: nothing waits for the fixer while the reviewers are dispatched."""
+    request_review_round(review_run)
+    assert stop(hooks, "agent-fix", '{"status": "success"}', agent_type="fixloop:review-fixer") == (0, "")
+    (warning,) = review_run.events("WARNING")
+    assert (warning["code"], warning["error_code"], warning["agent"]) == (
+        "RECORD_REFUSED",
+        "UNEXPECTED_AGENT_RESULT",
+        "review-fixer",
+    )

@@ -42,6 +42,6 @@ def test_a_contracted_agents_answer_is_never_read_by_the_hook() -> None:
 
 
 def test_a_coordinators_status_comes_from_its_answer() -> None:
-    assert outcome("review-coordinator", "completed", REPORT, None) == ("failed", None, None)
-    assert outcome("review-coordinator", "completed", "All done.", None) == ("success", None, None)
-    assert outcome("review-coordinator", "error", "All done.", None) == ("failed", None, "error")
+    assert outcome("coordinator", "completed", REPORT, None) == ("failed", None, None)
+    assert outcome("coordinator", "completed", "All done.", None) == ("success", None, None)
+    assert outcome("coordinator", "error", "All done.", None) == ("failed", None, "error")

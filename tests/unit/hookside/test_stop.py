@@ -49,7 +49,6 @@ def test_a_contracted_agents_verdict_is_the_engines_reading(
     }
     (call,) = engine_calls(tmp_path / "engine")
     assert call["argv"] == [
-        "review",
         "record",
         bound_run.run_id,
         "--agent",
@@ -96,8 +95,8 @@ def test_an_invalid_answer_keeps_no_status_nor_count(
 def test_a_coordinators_status_is_read_from_its_answer(
     bound_run: BoundRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine = fake_engine(tmp_path / "engine", [recorded_answer("review-coordinator")])
-    assert stop_of(bound_run, "review-coordinator", "id-rc", CLAIM, monkeypatch, engine) is None
+    engine = fake_engine(tmp_path / "engine", [recorded_answer("coordinator")])
+    assert stop_of(bound_run, "coordinator", "id-rc", CLAIM, monkeypatch, engine) is None
     assert engine_calls(tmp_path / "engine") == []
     verdict = bound_run.hooks_state()["verdicts"]["id-rc"]
     assert (verdict["valid"], verdict["status"], verdict["issues"]) == (None, "failed", None)

@@ -12,7 +12,7 @@ from helpers_runs import FakeClock
 
 from fixloop.runs import creation, ending, lifecycle, phasebook
 from fixloop.store import logwriter
-from fixloop.store.runview import LogSettings, RunView, run_view
+from fixloop.store.runview import DispatchView, LogSettings, RunView, run_view
 
 A = issue("CR-1", 2, "Off by one.")
 
@@ -139,3 +139,75 @@ def test_building_a_view_loads_no_heavy_module() -> None:
         "assert view.phase == 'phase_1'\n"
     )
     assert modules_loaded_by(code, ("typing", "dataclasses", "collections", "json", "re", "pathlib")) == []
+
+
+def test_the_dispatch_and_interactive_flag_as_the_engine_writes_them(git_project: Path) -> None:
+    from fixloop.workflows.driver import next_action
+
+    clock = FakeClock()
+    state = creation.start_run("review", root=git_project, clock=clock, changed_files=["src/app.py"])["state"]
+    view = run_view(state)
+    assert (view.dispatch, view.interactive) == (None, False)
+    next_action(git_project, state["run_id"], clock=clock)
+    saved = current(git_project, state["run_id"])
+    written = saved["flow"]["dispatch"]
+    dispatch = run_view(saved).dispatch
+    assert dispatch == DispatchView(
+        written["id"],
+        written["at_ms"],
+        False,
+        tuple((call["agent"], call["subagent_type"], call["model"]) for call in written["calls"]),
+    )
+    assert [call[0] for call in dispatch.calls] == [
+        "code-reviewer",
+        "silent-failure-hunter",
+        "code-simplifier",
+        "test-analyzer",
+        "comment-analyzer",
+        "type-design-analyzer",
+    ]
+    assert run_view({**saved, "interactive": True}).interactive is True
+
+
+@pytest.mark.parametrize(
+    ("flow", "expected"),
+    [
+        (None, None),
+        ({"dispatch": None}, None),
+        ({"dispatch": {"id": "1", "at_ms": 5, "calls": []}}, None),
+        ({"dispatch": {"id": 1, "at_ms": True, "calls": []}}, None),
+        ({"dispatch": {"id": 1, "at_ms": 5, "calls": {}}}, None),
+        (
+            {
+                "dispatch": {
+                    "id": 2,
+                    "at_ms": 5,
+                    "closed": "yes",
+                    "calls": [
+                        {"agent": "review-fixer", "subagent_type": "fixloop:review-fixer", "model": "opus"},
+                        {"agent": "", "model": "x"},
+                        "junk",
+                        {"agent": "review-verifier", "subagent_type": 3, "model": ""},
+                    ],
+                }
+            },
+            DispatchView(
+                2,
+                5,
+                False,
+                (
+                    ("review-fixer", "fixloop:review-fixer", "opus"),
+                    ("review-verifier", "fixloop:review-verifier", None),
+                ),
+            ),
+        ),
+        (
+            {"dispatch": {"id": 4, "at_ms": 9, "closed": True, "calls": []}},
+            DispatchView(4, 9, True, ()),
+        ),
+    ],
+)
+def test_a_malformed_dispatch_reads_as_absent(flow: Any, expected: DispatchView | None) -> None:
+    view = run_view({"run_id": "abcd1234", "flow": flow, "interactive": 1})
+    assert view.dispatch == expected
+    assert view.interactive is False

@@ -1,14 +1,24 @@
-"""PreToolUse / PostToolUse / PostToolUseFailure (Agent|Task) and SubagentStart: the record of subagent calls.
+"""PreToolUse / PostToolUse / PostToolUseFailure (Agent|Task) and SubagentStart: the record of subagent calls,
+and the delivery of the engine's steps to the coordinator and its agents.
 
 For a fixloop subagent (`subagent_type` `fixloop:<name>`) in a session that has a running fixloop run,
 appends to the run's ledger (runs/<id>/agents.jsonl) and writes AGENT_CALL, AGENT_RESULT and
-REVIEW_PARALLEL_START/END to the run's log. Anything else: nothing. These hooks never print.
+REVIEW_PARALLEL_START/END to the run's log. Besides:
+- SubagentStart hands the coordinator the engine's next step (`fixloop next`), and an agent of the pending
+  dispatch its task;
+- PreToolUse gives a call the model the pending dispatch asks for;
+- PostToolUse replaces an agent's answer (which the engine already holds) with one line saying what became
+  of it, followed by the engine's next step when this result completes the dispatch; PostToolUseFailure
+  adds that next step as context.
+Anything else: nothing.
 """
 
 from __future__ import annotations
 
+from fixloop.core.agent_names import COORDINATOR_AGENT
+from fixloop.hookside import replies
 from fixloop.hookside.context import now_ms
-from fixloop.hookside.payload import agent_of_tool, subagent_of
+from fixloop.hookside.payload import agent_of_tool, subagent_of, tool_input_of
 from fixloop.store import ledger
 
 TYPE_CHECKING = False
@@ -17,7 +27,8 @@ if TYPE_CHECKING:
 
     from fixloop.hookside.context import RunContext
 
-# fixloop.hookside.calls is imported by the handlers: a payload of no fixloop run never needs it.
+# fixloop.hookside.calls and .dispatch are imported by the handlers: a payload of no fixloop run never
+# needs them.
 
 
 def relevant(payload: dict[str, Any]) -> bool:
@@ -30,25 +41,33 @@ def relevant(payload: dict[str, Any]) -> bool:
     return False
 
 
-def pre_tool_use(payload: dict[str, Any], context: RunContext) -> None:
-    from fixloop.hookside import calls
-
-    found = agent_of_tool(payload)
-    if found is not None:
-        calls.record_call(context, payload, *found)
-
-
-def post_tool_use(payload: dict[str, Any], context: RunContext) -> None:
-    from fixloop.hookside import calls
+def pre_tool_use(payload: dict[str, Any], context: RunContext) -> str | None:
+    from fixloop.hookside import calls, dispatch
 
     found = agent_of_tool(payload)
     if found is None:
-        return
+        return None
+    agent_type, agent = found
+    tool_input = tool_input_of(payload)
+    model = dispatch.model_for(context.view, agent)
+    changed = (
+        {**tool_input, "model": model} if model is not None and tool_input.get("model") != model else None
+    )
+    calls.record_call(context, payload, agent_type, agent, changed or tool_input)
+    return replies.updated_input(changed) if changed is not None else None
+
+
+def post_tool_use(payload: dict[str, Any], context: RunContext) -> str | None:
+    from fixloop.hookside import calls, results
+
+    found = agent_of_tool(payload)
+    if found is None:
+        return None
     agent_type, agent = found
     ts = now_ms()
     tool_use_id = payload.get("tool_use_id")
-    response = payload.get("tool_response")
-    response = response if isinstance(response, dict) else {"content": response}
+    given = payload.get("tool_response")
+    response = given if isinstance(given, dict) else {"content": given}
     agent_id = response.get("agentId")
     records = ledger.read(context.run_dir)
     call = ledger.find_call(records, tool_use_id)
@@ -68,12 +87,11 @@ def post_tool_use(payload: dict[str, Any], context: RunContext) -> None:
         stops = ledger.stops_of(records, agent_id)
         if stops:  # it already stopped before this hook ran: close it at its stop time
             calls.close_background(context, stops[-1], tool_use_id, call)
-        return
+        return None
     if ledger.find_result(records, tool_use_id) is not None:
-        return
-    status, issues, error = calls.outcome(
-        agent, response.get("status"), response.get("content"), calls.verdict_for(context, agent_id)
-    )
+        return None
+    verdict = calls.verdict_for(context, agent_id)
+    status, issues, error = calls.outcome(agent, response.get("status"), response.get("content"), verdict)
     reported = payload.get("duration_ms")
     if reported is None:
         reported = response.get("totalDurationMs")
@@ -89,22 +107,35 @@ def post_tool_use(payload: dict[str, Any], context: RunContext) -> None:
         error=error,
         reported_duration_ms=reported,
         ts=ts,
+        usage=results.usage_of(response),
     )
+    if agent == COORDINATOR_AGENT:
+        return None  # the coordinator's final message is for whoever called it
+    from fixloop.hookside import dispatch
+
+    text = results.result_line(agent, verdict, context.run_id)
+    following = dispatch.next_if_complete(context, "PostToolUse")
+    if following is not None:
+        text = f"{text}\n\n{following}"
+    if isinstance(given, dict):
+        return replies.updated_tool_output(given, text)
+    return replies.additional_context("PostToolUse", text)  # nothing to rewrite: the line comes beside it
 
 
-def post_tool_use_failure(payload: dict[str, Any], context: RunContext) -> None:
-    """The Agent tool failed (unknown agent type, interrupted, ...): no subagent result will come."""
-    from fixloop.hookside import calls
+def post_tool_use_failure(payload: dict[str, Any], context: RunContext) -> str | None:
+    """The Agent tool failed (unknown agent type, interrupted, ...): no subagent result will come. It
+    counts toward the dispatch all the same; the next step comes as context (this hook cannot rewrite)."""
+    from fixloop.hookside import calls, dispatch
 
     found = agent_of_tool(payload)
     if found is None:
-        return
+        return None
     agent_type, agent = found
     ts = now_ms()
     tool_use_id = payload.get("tool_use_id")
     records = ledger.read(context.run_dir)
     if ledger.find_result(records, tool_use_id) is not None:
-        return
+        return None
     message = payload.get("error")
     calls.record_result(
         context,
@@ -120,12 +151,14 @@ def post_tool_use_failure(payload: dict[str, Any], context: RunContext) -> None:
         ts=ts,
         error_message=message if isinstance(message, str) else None,
     )
+    following = dispatch.next_if_complete(context, "PostToolUseFailure")
+    return replies.additional_context("PostToolUseFailure", following) if following is not None else None
 
 
-def subagent_start(payload: dict[str, Any], context: RunContext) -> None:
+def subagent_start(payload: dict[str, Any], context: RunContext) -> str | None:
     agent = subagent_of(payload)
     if agent is None:
-        return
+        return None
     ledger.append(
         context.run_dir,
         {
@@ -136,6 +169,14 @@ def subagent_start(payload: dict[str, Any], context: RunContext) -> None:
             "agent_id": payload.get("agent_id"),
         },
     )
+    if agent == COORDINATOR_AGENT:
+        from fixloop.hookside import engine
+
+        return replies.additional_context("SubagentStart", engine.next_step(context, "SubagentStart"))
+    from fixloop.hookside import dispatch
+
+    task = dispatch.task_text(context, agent)
+    return replies.additional_context("SubagentStart", task) if task is not None else None
 
 
 HANDLERS = {
@@ -148,6 +189,4 @@ HANDLERS = {
 
 def handle(payload: dict[str, Any], context: RunContext) -> str | None:
     handler = HANDLERS.get(str(payload.get("hook_event_name")))
-    if handler is not None:
-        handler(payload, context)
-    return None  # these hooks never print: no decision, no context
+    return handler(payload, context) if handler is not None else None

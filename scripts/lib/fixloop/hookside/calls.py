@@ -3,9 +3,9 @@
 Durations are measured here from the ledger's own `ts_ms` clock readings (call line -> result), never
 taken from Claude Code's payload (kept as `reported_duration_ms`).
 
-What a call's outcome is: for a contracted agent (reviewers, fixer, verifier), the verdict SubagentStop
-stored from the engine's answer to `review record`; for the others (the coordinators), the `status` their
-answer claims; else what the tool reported.
+What a call's outcome is: for an agent with a contract (every fixloop agent but the coordinator), the
+verdict SubagentStop stored from the engine's answer to `fixloop record`; for the coordinator, the
+`status` its answer claims; else what the tool reported.
 """
 
 from __future__ import annotations
@@ -32,9 +32,16 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def record_call(context: RunContext, payload: Mapping[str, Any], agent_type: str, agent: str) -> None:
-    """PreToolUse of a fixloop subagent."""
-    tool_input = payloads.tool_input_of(payload)
+def record_call(
+    context: RunContext,
+    payload: Mapping[str, Any],
+    agent_type: str,
+    agent: str,
+    tool_input: Mapping[str, Any] | None = None,
+) -> None:
+    """PreToolUse of a fixloop subagent; `tool_input` is what the call goes on with (default: the
+    payload's)."""
+    tool_input = tool_input if tool_input is not None else payloads.tool_input_of(payload)
     tool_use_id = payload.get("tool_use_id")
     background = tool_input.get("run_in_background")
     ts = now_ms()
@@ -92,7 +99,7 @@ def verdict_outcome(verdict: Mapping[str, Any] | None, tool_status: object = Non
 
 def outcome(agent: str, tool_status: object, content: object, verdict: Mapping[str, Any] | None) -> Outcome:
     """(status, issues, error code) of a finished foreground call; `content` is the tool response's."""
-    if agent in agent_names.CONTRACTED_AGENTS:
+    if agent != agent_names.COORDINATOR_AGENT:
         return verdict_outcome(verdict, tool_status)
     status = payloads.report_status(payloads.text_of(content))
     return (status, None, None) if status is not None else _tool_outcome(tool_status)
@@ -121,8 +128,10 @@ def record_result(
     reported_duration_ms: object,
     ts: int,
     error_message: str | None = None,
+    usage: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write the `result` ledger line and AGENT_RESULT; close the reviewer group member."""
+    """Write the `result` ledger line and AGENT_RESULT; close the reviewer group member. `usage`
+    (hookside.results.usage_of) goes into the line as it is, and under `usage` into AGENT_RESULT."""
     call_ms = _int(call.get("ts_ms")) if call is not None else None
     reported = _int(reported_duration_ms)
     if call_ms is not None:
@@ -141,6 +150,7 @@ def record_result(
             "status": status,
             "duration_ms": duration,
             "reported_duration_ms": reported,
+            **(usage or {}),
         },
     )
     fields: dict[str, Any] = {
@@ -159,6 +169,8 @@ def record_result(
         fields["error"] = error
     if error_message:
         fields["error_message"] = error_message[:ERROR_MESSAGE_CHARS]
+    if usage is not None:
+        fields["usage"] = {**(usage.get("usage") or {}), **{k: v for k, v in usage.items() if k != "usage"}}
     context.emit("I" if status != "failed" else "E", "AGENT_RESULT", **fields)
     if agent in agent_names.REVIEWER_AGENTS and isinstance(tool_use_id, str) and tool_use_id:
         from fixloop.hookside import review_group  # reviewers only

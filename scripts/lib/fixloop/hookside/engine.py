@@ -1,9 +1,13 @@
-"""Recording a contracted agent's final answer into its run with the engine, as a subprocess.
+"""The engine as the hooks run it: `scripts/fixloop` in a subprocess, in the project of the run.
 
-`scripts/fixloop review record RUN --agent NAME --from-hook AGENT_ID -` (the message on stdin) checks the
-answer against the agent's output contract and answers one JSON object: `status` ("recorded"), `valid`,
-`retry`, `attempt`, `error`, `hint`, and what the hooks report of the call, `agent_status` (the answer's
-own status, null when invalid) and `issues_count` (reviewers' issues, else null).
+- `record`: `fixloop record RUN --agent NAME --from-hook AGENT_ID -` (the message on stdin) checks a fixloop
+  agent's final answer against its output contract, for the phase waiting for it, and answers one JSON
+  object: `status` ("recorded"), `valid`, `retry`, `attempt`, `error`, `hint`, what the hooks report of
+  the call, `agent_status` (the answer's own status, null when invalid) and `issues_count` (reviewers'
+  issues, else null), and optionally `continue` (the agent must go on with that instruction).
+- `next_step`: `fixloop next RUN --text`, the run's next action as the coordinator reads it; when the
+  engine cannot give it, the text that tells the coordinator to end, and a WARNING.
+Both may run tests or verification first: their time limits are long.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ from fixloop.hookside.payload import REPORT_STATUSES
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from subprocess import CompletedProcess
     from typing import Any
 
     from fixloop.hookside.context import RunContext
 
-ENGINE_TIMEOUT_S = 50.0
+ENGINE_TIMEOUT_S = 1800.0
 ENGINE_ENV = "FIXLOOP_HOOK_ENGINE"  # another engine command (tests, debugging); default scripts/fixloop
 TIMEOUT_ENV = "FIXLOOP_RECORD_TIMEOUT"
+NEXT_TIMEOUT_ENV = "FIXLOOP_NEXT_TIMEOUT"
+REASON_CHARS = 300
 
 
 class EngineUnavailable(Exception):
@@ -37,32 +44,22 @@ def engine_command() -> list[str]:
     return ["bash", os.path.join(PLUGIN_ROOT, "scripts", "fixloop")]
 
 
-def _timeout() -> float:
+def _timeout(variable: str) -> float:
     try:
-        return float(os.environ.get(TIMEOUT_ENV, ENGINE_TIMEOUT_S))
+        return float(os.environ.get(variable, ENGINE_TIMEOUT_S))
     except ValueError:
         return ENGINE_TIMEOUT_S
 
 
-def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> dict[str, Any]:
-    """The engine's answer to `review record` (a JSON object); EngineUnavailable when there is none."""
-    import subprocess  # only the stops of contracted agents pay for it
+def _run(context: RunContext, args: list[str], stdin: bytes, timeout_env: str) -> CompletedProcess[bytes]:
+    import subprocess  # only the hooks that call the engine pay for it
 
-    command = [
-        *engine_command(),
-        "review",
-        "record",
-        context.run_id,
-        "--agent",
-        agent,
-        "--from-hook",
-        agent_id,
-    ]
-    timeout = _timeout()
+    label = f"`fixloop {args[0]}`"
+    timeout = _timeout(timeout_env)
     try:
-        done = subprocess.run(
-            [*command, "-"],
-            input=message,
+        return subprocess.run(
+            [*engine_command(), *args],
+            input=stdin,
             capture_output=True,
             timeout=timeout,
             cwd=context.root,
@@ -70,24 +67,74 @@ def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> di
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise EngineUnavailable(f"`fixloop review record` did not answer within {timeout:g}s") from None
+        raise EngineUnavailable(f"{label} did not answer within {timeout:g}s") from None
     except OSError as error:
         raise EngineUnavailable(f"cannot run the engine: {error}") from None
+
+
+def _last_stderr_line(done: CompletedProcess[bytes]) -> str:
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> dict[str, Any]:
+    """The engine's answer to `fixloop record` (a JSON object); EngineUnavailable when there is none."""
+    args = ["record", context.run_id, "--agent", agent, "--from-hook", agent_id, "-"]
+    done = _run(context, args, message, TIMEOUT_ENV)
     try:
         answer = jsoncodec.loads(done.stdout)
     except ValueError:
-        stderr = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = stderr[-1] if stderr else "no output"
         raise EngineUnavailable(
-            f"`fixloop review record` exited {done.returncode} without a JSON answer: {detail}"[:500]
+            f"`fixloop record` exited {done.returncode} without a JSON answer: {_last_stderr_line(done)}"[
+                :500
+            ]
         ) from None
     if not isinstance(answer, dict):
-        raise EngineUnavailable(f"`fixloop review record` answered a JSON {type(answer).__name__}")
+        raise EngineUnavailable(f"`fixloop record` answered a JSON {type(answer).__name__}")
     problem = answer.get("error")
     if done.returncode == 3 or (isinstance(problem, dict) and problem.get("code") == "ENGINE_UNAVAILABLE"):
         message_text = problem.get("message") if isinstance(problem, dict) else None
         raise EngineUnavailable(str(message_text or "the engine is unavailable"))
     return answer
+
+
+def next_text(context: RunContext) -> str:
+    """The engine's answer to `fixloop next RUN --text`; EngineUnavailable, with the reason, when none."""
+    done = _run(context, ["next", context.run_id, "--text"], b"", NEXT_TIMEOUT_ENV)
+    text = done.stdout.decode("utf-8", "replace").strip()
+    if done.returncode == 0 and text:
+        return text
+    try:
+        answer = jsoncodec.loads(done.stdout) if text.startswith("{") else None
+    except ValueError:
+        answer = None
+    problem = answer.get("error") if isinstance(answer, dict) else None
+    if isinstance(problem, dict) and (problem.get("code") or problem.get("message")):
+        raise EngineUnavailable(f"{problem.get('code') or 'ERROR'}: {problem.get('message') or 'no details'}")
+    raise EngineUnavailable(f"`fixloop next` exited {done.returncode}: {_last_stderr_line(done)}")
+
+
+def failure_text(reason: str) -> str:
+    """What the coordinator is told when the engine gave no next step: end, and say why."""
+    return (
+        f"fixloop could not give the next step: {reason}. End now; your final message is exactly: "
+        f"fixloop: {reason}"
+    )
+
+
+def next_step(context: RunContext, hook: str) -> str:
+    """The run's next action for the coordinator, or the failure text (and a WARNING) when there is none."""
+    try:
+        return next_text(context)
+    except EngineUnavailable as error:
+        reason = " ".join(str(error).split())[:REASON_CHARS].rstrip(". ") or "no reason given"
+    context.warn(
+        "NEXT_STEP_FAILED",
+        f"The engine gave no next step for run {context.run_id}: {reason}",
+        hook=hook,
+        impact="the coordinator was told to end and report this",
+    )
+    return failure_text(reason)
 
 
 def error_code(answer: Mapping[str, Any]) -> str | None:

@@ -1,17 +1,20 @@
-"""SubagentStop: hold fixloop's reviewers, fixer and verifier to their output contracts.
+"""SubagentStop: hold every fixloop agent but the coordinator to its output contract.
 
 For a fixloop subagent of a session with a running run:
 1. appends a `stop` line to the ledger (agent_id, sha256 of the final message);
-2. for a contracted agent, records the final message into the run with the engine (hookside.engine):
-   - valid: the result is in the run; the agent stops;
+2. for any agent but the coordinator, records the final message into the run with the engine
+   (`fixloop record`, hookside.engine):
+   - valid: the result is in the run; the agent stops, unless the engine sends it on (`continue`): then
+     answers {"decision":"block","reason": that instruction}, at most MAX_CONTINUES times per agent_id;
    - invalid and the engine allows a retry: answers {"decision":"block","reason":...} quoting the
      violations, so the agent answers again; at most MAX_BLOCKS times per agent_id, whatever the engine
-     says (counted from the ledger's stop lines);
+     says (counted from the ledger's stop lines, less the stops that went on after a `continue`);
    - invalid without retry: the agent stops (the engine has logged CONTRACT_VIOLATION);
-   - engine unavailable, timed out or refusing: the agent stops, and a WARNING is logged;
-3. stores the verdict (hooks-state.json "verdicts", per agent_id) that the call's AGENT_RESULT reports:
-   validity, and the agent's status and issue count from the engine's answer (an uncontracted agent's
-   status from its own answer);
+   - engine unavailable, timed out or refusing (UNEXPECTED_AGENT_RESULT: nothing waits for the agent):
+     the agent stops, and a WARNING is logged;
+3. stores the verdict (hooks-state.json "verdicts", per agent_id) that the call's AGENT_RESULT and the
+   caller's one line report: validity, and the agent's status and issue count from the engine's answer
+   (the coordinator's status from its own answer); "continues" counts the `continue` blocks per agent_id;
 4. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops.
 """
 
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from fixloop.hookside.context import RunContext
 
 MAX_BLOCKS = 2
+MAX_CONTINUES = 4
 
 
 def _text(value: object) -> str:
@@ -83,12 +87,25 @@ def block_reason(agent: str, answer: Mapping[str, Any], attempt: int) -> str:
     return "\n".join(lines)
 
 
-def _store_verdict(context: RunContext, agent_id: str, verdict: dict[str, Any]) -> None:
+def _continues(context: RunContext, agent_id: str) -> int:
+    """How many times the agent was already sent on after a valid answer (`continue` blocks)."""
+    counts = ledger.read_hooks_state(context.run_dir).get("continues")
+    count = counts.get(agent_id) if isinstance(counts, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def _store_verdict(context: RunContext, agent_id: str, verdict: dict[str, Any], went_on: bool) -> None:
     def put(state: dict[str, Any]) -> None:
         verdicts = state.get("verdicts")
         if not isinstance(verdicts, dict):
             verdicts = state["verdicts"] = {}
         verdicts[agent_id] = verdict
+        if went_on:
+            counts = state.get("continues")
+            if not isinstance(counts, dict):
+                counts = state["continues"] = {}
+            count = counts.get(agent_id)
+            counts[agent_id] = (count if isinstance(count, int) else 0) + 1
 
     ledger.update_hooks_state(context.run_dir, put)
 
@@ -117,7 +134,7 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
             "attempt": earlier_stops + 1,
         },
     )
-    contracted = agent in agent_names.CONTRACTED_AGENTS
+    contracted = agent != agent_names.COORDINATOR_AGENT
     verdict: dict[str, Any] = {
         "valid": None,
         "final": True,
@@ -126,10 +143,15 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
         "issues": None,
     }
     output: str | None = None
+    went_on = False
     if contracted and agent_id is not None:
-        output = _enforce(context, agent, agent_id, message, earlier_stops, verdict)
+        continues = _continues(context, agent_id)
+        output, instruction = _enforce(context, agent, agent_id, message, earlier_stops - continues, verdict)
+        if output is None and instruction is not None:
+            output = _go_on(context, agent, agent_id, continues, instruction, verdict)
+            went_on = output is not None
     if agent_id is not None:
-        _store_verdict(context, agent_id, verdict)
+        _store_verdict(context, agent_id, verdict, went_on)
     if output is None:
         launch = ledger.find_launch(records, agent_id)
         if launch is not None:
@@ -139,6 +161,24 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
     return output
 
 
+def _go_on(
+    context: RunContext, agent: str, agent_id: str, continues: int, instruction: str, verdict: dict[str, Any]
+) -> str | None:
+    """The block that sends the agent on with the engine's `continue` instruction, unless it was sent on
+    MAX_CONTINUES times already."""
+    if continues >= MAX_CONTINUES:
+        context.warn(
+            "CONTINUE_CAP",
+            f"{agent} ({agent_id}) was sent on {continues} times; the hook lets it stop although the "
+            f"engine asked it to go on: {instruction.strip()}"[:500],
+            agent=agent,
+            agent_id=agent_id,
+        )
+        return None
+    verdict.update(final=False)
+    return jsoncodec.dumps({"decision": "block", "reason": instruction}, ensure_ascii=False) + "\n"
+
+
 def _enforce(
     context: RunContext,
     agent: str,
@@ -146,8 +186,9 @@ def _enforce(
     message: bytes,
     earlier_stops: int,
     verdict: dict[str, Any],
-) -> str | None:
-    """Record the answer and fill `verdict`; return the block decision to print, or None to let it stop."""
+) -> tuple[str | None, str | None]:
+    """Record the answer and fill `verdict`; return the block decision to print (None to let it stop) and
+    the engine's `continue` instruction, if any. `earlier_stops` counts the earlier invalid answers."""
     from fixloop.hookside import engine
 
     try:
@@ -160,7 +201,8 @@ def _enforce(
             agent_id=agent_id,
             impact="the coordinator sees no result for this agent; its contract was not checked",
         )
-        return None
+        verdict.update(error="ENGINE_UNAVAILABLE")
+        return None, None
     if answer.get("status") != "recorded":
         code = engine.error_code(answer) or "RECORD_FAILED"
         problem = answer.get("error")
@@ -173,13 +215,15 @@ def _enforce(
             error_code=code,
         )
         verdict.update(valid=None, error=code)
-        return None
+        return None, None
+    go_on = answer.get("continue")
+    instruction = go_on if isinstance(go_on, str) and go_on.strip() else None
     if answer.get("valid") is True:
         verdict.update(valid=True, status=engine.agent_status(answer), issues=engine.issues_count(answer))
-        return None
+        return None, instruction
     verdict.update(valid=False, error=engine.error_code(answer) or "CONTRACT_VIOLATION")
     if answer.get("retry") is not True:
-        return None
+        return None, instruction
     if earlier_stops >= MAX_BLOCKS:
         context.warn(
             "CONTRACT_RETRY_CAP",
@@ -188,12 +232,12 @@ def _enforce(
             agent=agent,
             agent_id=agent_id,
         )
-        return None
+        return None, instruction
     verdict.update(final=False)
     attempt = answer.get("attempt")
     shown = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else earlier_stops + 1
     decision = {"decision": "block", "reason": block_reason(agent, answer, shown)}
-    return jsoncodec.dumps(decision, ensure_ascii=False) + "\n"
+    return jsoncodec.dumps(decision, ensure_ascii=False) + "\n", None
 
 
 def relevant(payload: dict[str, Any]) -> bool:

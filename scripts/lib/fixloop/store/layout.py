@@ -115,6 +115,18 @@ def bind_session(root: PathText, claude_session_id: str, run_id: str) -> str:
     return target
 
 
+def prompt_path(root: PathText, claude_session_id: str) -> str:
+    """Where the UserPromptSubmit hook keeps a session's last `/fixloop:` prompt (a JSON document); a
+    session id holds no dot, so this is never a session index file."""
+    if not is_session_id(claude_session_id):
+        raise FixloopError(
+            "INVALID_SESSION_ID",
+            "Invalid Claude Code session id: expected 1-128 of A-Z a-z 0-9 _ -.",
+            received=claude_session_id,
+        )
+    return os.path.join(session_index_dir(root), f"{claude_session_id}.prompt")
+
+
 def resolve_inside(root: PathText, user_path: PathText) -> Path:
     """The absolute path `user_path` names, relative to `root` unless absolute, refused unless it stays
     inside `root` (after `..` and symbolic links are resolved) and is free of shell metacharacters."""

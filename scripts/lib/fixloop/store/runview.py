@@ -1,13 +1,14 @@
 """What the hooks may know of a run's state: a small, read-only view of it.
 
 The state document (runs/<id>/state.json) is written by the engine; this module is the one place outside
-the engine's own writers that reads the parts the hooks need (open phases, review rounds, logging), so the
-state's layout can change without the hooks noticing. Standard library only, without typing or
-dataclasses at run time: hooks build a view on every fixloop subagent call.
+the engine's own writers that reads the parts the hooks need (open phases, review rounds, logging, the
+latest dispatch of agents), so the state's layout can change without the hooks noticing. Standard library
+only, without typing or dataclasses at run time: hooks build a view on every fixloop subagent call.
 """
 
 from __future__ import annotations
 
+from fixloop.core.agent_names import PLUGIN_PREFIX
 from fixloop.store.logwriter import LOG_LEVELS
 
 TYPE_CHECKING = False
@@ -62,24 +63,59 @@ class LogSettings(_Frozen):
         )
 
 
+class DispatchView(_Frozen):
+    """The run's latest dispatch of agents (`flow.dispatch`): its number, when it was issued, whether the
+    engine closed it, and its calls as (agent, subagent_type, model) tuples (model None: the agent's own)."""
+
+    __slots__ = ("at_ms", "calls", "closed", "id")
+    id: int
+    at_ms: int
+    closed: bool
+    calls: tuple[tuple[str, str, str | None], ...]
+
+    def __init__(
+        self, id: int, at_ms: int, closed: bool, calls: tuple[tuple[str, str, str | None], ...]
+    ) -> None:
+        self._set(id=id, at_ms=at_ms, closed=closed, calls=calls)
+
+
 class RunView(_Frozen):
     """A run as the hooks see it.
 
     `running`: the run has not ended. `phase`: `phase_N` of the most recently opened phase that is still
     open, or None. `review_round`: the `iteration` of the last review round, None before the first.
+    `dispatch`: the latest dispatch of agents, None before the first. `interactive`: a person can answer
+    the run's questions.
     """
 
-    __slots__ = ("log", "phase", "review_round", "run_id", "running")
+    __slots__ = ("dispatch", "interactive", "log", "phase", "review_round", "run_id", "running")
     run_id: str
     running: bool
     phase: str | None
     review_round: int | None
     log: LogSettings
+    dispatch: DispatchView | None
+    interactive: bool
 
     def __init__(
-        self, run_id: str, running: bool, phase: str | None, review_round: int | None, log: LogSettings
+        self,
+        run_id: str,
+        running: bool,
+        phase: str | None,
+        review_round: int | None,
+        log: LogSettings,
+        dispatch: DispatchView | None = None,
+        interactive: bool = False,
     ) -> None:
-        self._set(run_id=run_id, running=running, phase=phase, review_round=review_round, log=log)
+        self._set(
+            run_id=run_id,
+            running=running,
+            phase=phase,
+            review_round=review_round,
+            log=log,
+            dispatch=dispatch,
+            interactive=interactive,
+        )
 
 
 def run_view(state: Mapping[str, Any]) -> RunView:
@@ -92,6 +128,8 @@ def run_view(state: Mapping[str, Any]) -> RunView:
         phase=_current_phase(state.get("open_phases")),
         review_round=_review_round(state.get("review")),
         log=_log_settings(state.get("logging"), run_id),
+        dispatch=_dispatch(state.get("flow")),
+        interactive=state.get("interactive") is True,
     )
 
 
@@ -115,6 +153,34 @@ def _review_round(review: object) -> int | None:
         return None
     number = rounds[-1].get("iteration")
     return number if isinstance(number, int) and not isinstance(number, bool) and number >= 1 else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dispatch(flow: object) -> DispatchView | None:
+    dispatch = flow.get("dispatch") if isinstance(flow, dict) else None
+    if not isinstance(dispatch, dict):
+        return None
+    number, at_ms, calls = _int(dispatch.get("id")), _int(dispatch.get("at_ms")), dispatch.get("calls")
+    if number is None or at_ms is None or not isinstance(calls, list):
+        return None
+    found: list[tuple[str, str, str | None]] = []
+    for call in calls:
+        agent = call.get("agent") if isinstance(call, dict) else None
+        if not isinstance(agent, str) or not agent:
+            continue
+        subagent_type = call.get("subagent_type")
+        model = call.get("model")
+        found.append(
+            (
+                agent,
+                subagent_type if isinstance(subagent_type, str) and subagent_type else PLUGIN_PREFIX + agent,
+                model if isinstance(model, str) and model else None,
+            )
+        )
+    return DispatchView(number, at_ms, dispatch.get("closed") is True, tuple(found))
 
 
 def _text(value: object) -> str | None:
