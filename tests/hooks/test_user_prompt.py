@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -143,3 +144,20 @@ def test_keeping_a_prompt_loads_no_upper_layer_nor_heavy_module(hooks: HookEnv) 
     assert "fixloop.hookside.prompt" in loaded
     assert kept_file(hooks).exists()
     assert in_packages(loaded, NOT_IN_HOOKS) == []
+
+
+def test_the_kept_prompt_stays_out_of_git(hooks: HookEnv) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--allow-empty", "-m", "project"]):
+        subprocess.run([*git, *command], cwd=hooks.project, check=True)
+    done = hooks.run("UserPromptSubmit", prompt_payload(hooks, "/fixloop:review"))
+    assert done.returncode == 0
+    assert kept_file(hooks).is_file()
+    status = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=all"],
+        cwd=hooks.project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert status.stdout == ""

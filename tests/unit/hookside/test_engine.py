@@ -163,4 +163,4 @@ def test_a_slow_next_is_abandoned_after_its_own_time_limit(
 def test_the_time_limits_default_to_half_an_hour(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(engine.NEXT_TIMEOUT_ENV, raising=False)
     monkeypatch.setenv(engine.TIMEOUT_ENV, "not a number")
-    assert engine._timeout(engine.NEXT_TIMEOUT_ENV) == engine._timeout(engine.TIMEOUT_ENV) == 1800.0
+    assert engine._timeout(engine.NEXT_TIMEOUT_ENV) == engine._timeout(engine.TIMEOUT_ENV) == 1700.0

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from fixloop.hookside.context import RunContext
 
-ENGINE_TIMEOUT_S = 1800.0
+ENGINE_TIMEOUT_S = 1700.0  # under the hooks' 1800 s, so a hook that gives up can still say why
 ENGINE_ENV = "FIXLOOP_HOOK_ENGINE"  # another engine command (tests, debugging); default scripts/fixloop
 TIMEOUT_ENV = "FIXLOOP_RECORD_TIMEOUT"
 NEXT_TIMEOUT_ENV = "FIXLOOP_NEXT_TIMEOUT"

@@ -58,10 +58,13 @@ def store_prompt(payload: Mapping[str, Any]) -> str | None:
             payload,
         )
         return None
-    target = layout.prompt_path(project_of(payload), session)
+    root = project_of(payload)
+    target = layout.prompt_path(root, session)
     data = jsoncodec.dumps(prompt_document(prompt, payload.get("prompt_id"), now_ms()), ensure_ascii=False)
     from fixloop.store.atomic import write_atomic
+    from fixloop.store.ignored import keep_out_of_git
 
+    keep_out_of_git(layout.fixloop_dir(root))
     os.makedirs(os.path.dirname(target), exist_ok=True)  # the directory keeps the usual mode
     previous = os.umask(0o077)  # the file is created 0600: the prompt is the user's words
     try:

@@ -26,7 +26,7 @@ MAX_PROMPT_BYTES = 512 * 1024
 
 
 def prompt_path(root: Path, session: str) -> Path:
-    return Path(layout.session_index_dir(root)) / f"{session}.prompt"
+    return Path(layout.prompt_path(root, session))
 
 
 def take_prompt(root: Path, session: str) -> str:
