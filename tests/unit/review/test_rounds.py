@@ -59,6 +59,8 @@ def test_failed_reviewer_documents_count_against_coverage() -> None:
     loop.record(REVIEWER_AGENTS[4], failed_reviewer_doc(REVIEWER_AGENTS[4], "TIMEOUT"))
     doc = loop.next()  # four succeeded: enough
     assert doc["action"] == "stop"
+    # Nothing was found, but two reviewers' share of the change went unreviewed.
+    assert (doc["status"], doc["termination_reason"]) == ("partial", "no_fixable_issues")
     results = loop.review_doc["rounds"][0]["agents_results"]
     assert results[4]["error"]["code"] == "TIMEOUT"
     assert results[5]["error"]["code"] == "NULL_RESPONSE"

@@ -53,8 +53,8 @@ def finish(ctx: StepContext, reason: str | None) -> Document:
     review = ctx.review
     rnd = current_round(review)
     status = "dry_run_complete" if reason is None else TERMINATION_STATUS[reason]
-    if status == "success" and summary(review)["final_issues"] > 0:
-        status = "partial"  # partial: the loop finished with issues left for a person
+    if status == "success" and (summary(review)["final_issues"] > 0 or _reviewers_failed(review)):
+        status = "partial"  # the loop finished, but issues are left for a person or a reviewer failed
     review["outcome"] = {
         "status": status,
         "termination_reason": reason,
@@ -65,6 +65,14 @@ def finish(ctx: StepContext, reason: str | None) -> Document:
     review["ended_at_ms"] = ctx.now
     _complete_event(ctx)
     return terminal_action(ctx)
+
+
+def _reviewers_failed(review: dict[str, Any]) -> bool:
+    """Whether a reviewer of the last closed round failed (its part of the code went unreviewed)."""
+    closed = [rnd for rnd in review.get("rounds") or [] if rnd.get("closed")]
+    return bool(closed) and any(
+        item.get("status") == "failed" for item in closed[-1].get("agents_results") or []
+    )
 
 
 def _complete_event(ctx: StepContext) -> None:
