@@ -6,6 +6,7 @@ from typing import Any
 
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import current_round
+from fixloop.review.state import Review
 from fixloop.review.step import Document, StepContext
 from fixloop.review.views import summary
 
@@ -67,7 +68,7 @@ def finish(ctx: StepContext, reason: str | None) -> Document:
     return terminal_action(ctx)
 
 
-def _reviewers_failed(review: dict[str, Any]) -> bool:
+def _reviewers_failed(review: Review) -> bool:
     """Whether a reviewer of the last closed round failed (its part of the code went unreviewed)."""
     closed = [rnd for rnd in review.get("rounds") or [] if rnd.get("closed")]
     return bool(closed) and any(
