@@ -15,11 +15,19 @@ for path in (SCRIPTS, os.path.join(SCRIPTS, "lib")):
 
 import bootstrap  # noqa: E402
 
+from fixloop.core.build_backoff import backoff_left  # noqa: E402
 from fixloop.hookside import session  # noqa: E402
 
 
 def environment_fresh(data: str) -> bool:
-    return bootstrap.is_fresh(bootstrap.data_dir(data))
+    """Fresh, or not to be built now: a build that failed a short while ago is not retried every session."""
+    directory = bootstrap.data_dir(data)
+    if bootstrap.is_fresh(directory):
+        return True
+    try:
+        return backoff_left(directory, bootstrap.requirements_hash())[0] > 0
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

@@ -8,12 +8,16 @@ Layout under the data directory (`$CLAUDE_PLUGIN_DATA`, else `$FIXLOOP_DATA`, el
     venv/fixloop-requirements.sha256   the stamp: sha256 of scripts/requirements.lock, written last
     venv.lock                          flock held by the one process that builds
     venv-builds.log                    one line per build started (when, how, which python)
+    venv-build-output.log              what the last build's venv, pip or uv printed
+    venv-build-failed.json             the last failed build: when, why, how many in a row (the backoff)
     hook-warnings.jsonl                a WARNING event (code ENGINE_BUILD_FAILED) per failed build, beside
                                        the hooks' warnings that belong to no run
 
 `python3 bootstrap.py ensure [--data DIR]` prints the environment's python on stdout and exits 0, or
-prints why it could not build it and exits 1; progress goes to stderr. `check` answers without building
-(exit 0 fresh, 1 missing or stale). Exit 2 means bad usage.
+prints why it could not build it and exits 1; one progress line goes to stderr. After a failed build the
+next attempt waits (5 minutes, doubling up to 6 hours) unless the requirements change or
+FIXLOOP_FORCE_BUILD is set, so that an unreachable package index costs one failure, not one per call.
+`check` answers without building (exit 0 fresh, 1 missing or stale). Exit 2 means bad usage.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ if LIB not in sys.path:
     sys.path.insert(0, LIB)
 
 from fixloop.core import datadir  # noqa: E402 - the engine's standard-library part, before any venv
+from fixloop.core.build_backoff import FAILED_BUILD, backoff_left, note_failure  # noqa: E402
 
 # The SessionStart hook imports this module at the start of every session and usually only asks whether
 # the environment is fresh: argparse, hashlib, shutil and subprocess are imported where they are used.
@@ -40,12 +45,29 @@ STAMP_NAME = "fixloop-requirements.sha256"
 BUILD_LOG = "venv-builds.log"
 WARNINGS_LOG = "hook-warnings.jsonl"  # the hooks' file for warnings that belong to no run (hookside.context)
 MIN_PYTHON = (3, 10)
+BUILD_OUTPUT = "venv-build-output.log"
 LOCK_WAIT_S = float(os.environ.get("FIXLOOP_BUILD_LOCK_WAIT", "900"))
 STEP_TIMEOUT_S = 900
+# pip output that means the package index could not be reached, and what to tell the user then.
+_OFFLINE_SIGNS = (
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "Connection refused",
+    "Read timed out",
+    "No matching distribution found",
+    "Could not find a version that satisfies",
+)
+OFFLINE_REASON = "pip could not download click, jsonschema and pydantic from the package index"
 
 
 class BuildError(Exception):
     pass
+
+
+class BackingOff(BuildError):
+    """No build now: the last one failed a short while ago."""
 
 
 def data_dir(explicit: str | None = None) -> Path:
@@ -126,36 +148,73 @@ def base_python() -> str:
     return configured or sys.executable
 
 
-def _run(command: list[str]) -> None:
+def _run(command: list[str], output: Path) -> None:
+    """Run one build step; what it prints goes to `output`, never to the user's screen."""
     import subprocess
 
-    log("$ " + " ".join(command))
-    try:
-        done = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=sys.stderr,  # stdout of the entry point is for JSON only
-            stderr=sys.stderr,
-            timeout=STEP_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise BuildError(f"{command[0]}: {error}") from None
+    with open(output, "a", encoding="utf-8") as sink:
+        sink.write("$ " + " ".join(command) + "\n")
+        sink.flush()
+        try:
+            done = subprocess.run(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                timeout=STEP_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise BuildError(f"{command[0]}: {error}") from None
     if done.returncode != 0:
-        raise BuildError(f"{' '.join(command[:3])} ... exited {done.returncode}")
+        raise BuildError(_failure_reason(command, done.returncode, output))
 
 
-def _build_with_uv(uv: str, target: Path, python: str, requirements: Path) -> None:
-    _run([uv, "venv", "--quiet", "--python", python, str(target)])
+def _failure_reason(command: list[str], code: int, output: Path) -> str:
+    try:
+        with open(output, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        tail = ""
+    if any(sign in tail for sign in _OFFLINE_SIGNS):
+        return f"{OFFLINE_REASON} (details: {output})"
+    return f"{' '.join(command[:3])} ... exited {code} (details: {output})"
+
+
+def _build_with_uv(uv: str, target: Path, python: str, requirements: Path, output: Path) -> None:
+    _run([uv, "venv", "--quiet", "--python", python, str(target)], output)
     _run(
-        [uv, "pip", "install", "--quiet", "--python", str(target / "bin" / "python"), "-r", str(requirements)]
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(target / "bin" / "python"),
+            "-r",
+            str(requirements),
+        ],
+        output,
     )
 
 
-def _build_with_pip(target: Path, python: str, requirements: Path) -> None:
-    _run([python, "-m", "venv", str(target)])
+def _build_with_pip(target: Path, python: str, requirements: Path, output: Path) -> None:
+    _run([python, "-m", "venv", str(target)], output)
     pip = [str(target / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-    _run([*pip, "install", "--quiet", "--no-input", "-r", str(requirements)])
+    # One retry and a short timeout: an unreachable index fails in seconds instead of a minute.
+    install = [*pip, "install", "--quiet", "--no-input", "--retries", "1", "--timeout", "15"]
+    _run([*install, "-r", str(requirements)], output)
+
+
+def _check_backoff(data: Path, digest: str) -> None:
+    left, reason = backoff_left(data, digest)
+    if left > 0:
+        minutes = max(1, round(left / 60))
+        raise BackingOff(
+            f"{reason}; fixloop tries again in {minutes} min (FIXLOOP_FORCE_BUILD=1 tries at once)"
+        )
 
 
 def _remove(target: Path) -> None:
@@ -211,9 +270,12 @@ def ensure(data: Path, requirements: Path = REQUIREMENTS) -> Path:
         digest = requirements_hash(requirements)
     except OSError as error:
         raise BuildError(f"cannot read {requirements}: {error.strerror or error}") from None
+    data.mkdir(parents=True, exist_ok=True)
+    _check_backoff(data, digest)
     with build_lock(data):
         if is_fresh(data, requirements):  # built by the process we waited for
             return venv_python(data)
+        _check_backoff(data, digest)  # the build we waited for failed
         target = venv_dir(data)
         python = base_python()
         _check_python(python)
@@ -225,21 +287,25 @@ def ensure(data: Path, requirements: Path = REQUIREMENTS) -> Path:
             build_log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {how} {python} {digest}\n")
         log(f"building {target} with {how} from {python} (one-time; reused until requirements change)")
         started = time.monotonic()
+        output = data / BUILD_OUTPUT
+        output.write_text("", encoding="utf-8")
         _remove(target)
         try:
             if uv:
                 try:
-                    _build_with_uv(uv, target, python, requirements)
-                except BuildError as error:
-                    log(f"uv failed ({error}); falling back to venv + pip")
+                    _build_with_uv(uv, target, python, requirements, output)
+                except BuildError:
                     _remove(target)
-                    _build_with_pip(target, python, requirements)
+                    _build_with_pip(target, python, requirements, output)
             else:
-                _build_with_pip(target, python, requirements)
-        except BuildError:
+                _build_with_pip(target, python, requirements, output)
+        except BuildError as error:
             _remove(target)
+            note_failure(data, digest, str(error))
             raise
         _write_stamp(data, digest)  # last: a half-built environment never looks fresh
+        with contextlib.suppress(FileNotFoundError):
+            (data / FAILED_BUILD).unlink()
         log(f"environment ready in {time.monotonic() - started:.1f}s")
     return venv_python(data)
 
@@ -284,8 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if fresh else 1
     try:
         python = ensure(data, requirements)
+    except BackingOff as error:  # already on record
+        print(f"cannot build the environment: {error}")
+        return 1
     except (BuildError, OSError) as error:
-        log(f"cannot build the environment: {error}")
         print(f"cannot build the environment: {error}")
         record_failure(data, str(error))
         return 1

@@ -1,4 +1,5 @@
-"""One data-directory rule: the engine's, bootstrap's, and the one shell line in each launcher agree."""
+"""One data-directory rule: the engine's, bootstrap's, the hook launcher's and the entry point's agree (the
+entry point also finds the installed plugin's directory from a terminal: tests/hooks/test_entry_point.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hook_helpers import PLUGIN_ROOT
@@ -43,10 +45,27 @@ def in_shell(line: str, variable: str, env: dict[str, str]) -> str:
     return done.stdout
 
 
+def entry_point_data_dir(env: dict[str, str], tmp_path: Path) -> str:
+    """The data directory scripts/fixloop hands the engine (FIXLOOP_DATA), seen by a stand-in interpreter."""
+    python = tmp_path / "python"
+    python.write_text('#!/bin/sh\nif [ "$1" = -c ]; then echo "$0"; exit 0; fi\nprintf %s "$FIXLOOP_DATA"\n')
+    python.chmod(0o755)
+    done = subprocess.run(
+        [str(PLUGIN_ROOT / "scripts" / "fixloop"), "--version"],
+        env={"PATH": os.environ["PATH"], **env, "FIXLOOP_PYTHON": str(python)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
 @pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_every_copy_of_the_rule_gives_the_same_directory(env: dict[str, str]) -> None:
+def test_every_copy_of_the_rule_gives_the_same_directory(env: dict[str, str], tmp_path: Path) -> None:
     expected = data_dir(env)
-    assert in_shell(shell_line("scripts/fixloop", "data"), "data", env) == expected
+    if env.get("HOME"):  # the entry point caches its interpreter check there: keep it inside tmp_path
+        inside = {key: str(tmp_path) + value if value else value for key, value in env.items()}
+        assert entry_point_data_dir(inside, tmp_path) == str(tmp_path) + expected
     launcher = in_shell(shell_line("hooks/run-hook", "cached"), "cached", env)
     assert launcher == f"{expected}/python3-path"
     code = "import sys; sys.path.insert(0, 'scripts'); import bootstrap; print(bootstrap.data_dir(), end='')"

@@ -344,3 +344,119 @@ def test_a_failed_build_leaves_an_engine_build_failed_warning(tmp_path: Path) ->
     assert warning["message"].startswith("cannot build the environment:")
     assert warning["data_dir"] == str(data)
     assert not (data / "venv" / "fixloop-requirements.sha256").exists()  # no stamp: nothing counts as built
+
+
+# ---- an unreachable package index: one clear sentence, one failed build, then a wait ----------------
+
+UNREACHABLE_INDEX = {
+    "PIP_INDEX_URL": "http://127.0.0.1:9/simple",  # the discard port: the connection is refused
+    "PIP_CONFIG_FILE": os.devnull,
+    "PIP_FIND_LINKS": "",
+}
+
+
+def test_an_unreachable_index_says_what_to_do_in_one_sentence_and_is_not_retried_at_once(
+    tmp_path: Path,
+) -> None:
+    bare = bare_python(tmp_path)
+    tools = tool_dir(tmp_path, bare)  # no uv: venv + pip, as on a fresh machine
+    data = tmp_path / "data"
+    engine = PLUGIN_ROOT / "scripts" / "fixloop"
+    done = entry(PLUGIN_ROOT, data, ["start", "review"], tools, UNREACHABLE_INDEX)
+    assert done.returncode == 3
+    details = data / "venv-build-output.log"
+    assert done.stdout == (
+        "fixloop cannot start: pip could not download click, jsonschema and pydantic from the package index "
+        f"(details: {details}). Give fixloop Python 3.10 or newer as python3 on PATH with the package index "
+        "reachable (PyPI, or your mirror in PIP_INDEX_URL) and run "
+        f'"{engine}" --version once to build {data / "venv"}, or set FIXLOOP_PYTHON to a Python that has '
+        "click>=8.1, jsonschema>=4.18 and pydantic>=2.6. (ENGINE_UNAVAILABLE)\n"
+    )
+    # pip's own output went to the details file, not to the screen
+    assert done.stderr.splitlines() == [
+        f"fixloop bootstrap: building {data / 'venv'} with venv+pip from {bare} "
+        "(one-time; reused until requirements change)"
+    ]
+    assert "Connection refused" in details.read_text()
+    assert len(builds(data)) == 1
+
+    # The next call, from a program, answers JSON at once without building again.
+    again = entry(PLUGIN_ROOT, data, ["phases", "review"], tools, UNREACHABLE_INDEX)
+    assert (again.returncode, again.stderr) == (3, "")
+    error = json.loads(again.stdout)["error"]
+    assert error["code"] == "ENGINE_UNAVAILABLE"
+    assert error["tried"][-1].endswith(
+        "pip could not download click, jsonschema and pydantic from the package index "
+        f"(details: {details}); fixloop tries again in 5 min (FIXLOOP_FORCE_BUILD=1 tries at once)"
+    )
+    assert len(builds(data)) == 1
+    record = json.loads((data / "venv-build-failed.json").read_text())
+    assert (record["failures"], record["requirements"]) == (
+        1,
+        sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock"),
+    )
+
+    # A new session does not start a build in the background either.
+    hook_env = {
+        **base_env(),
+        "PATH": str(tools),
+        "CLAUDE_PLUGIN_ROOT": str(PLUGIN_ROOT),
+        "CLAUDE_PLUGIN_DATA": str(data),
+        "HOME": str(tmp_path),
+    }
+    command = json.loads((PLUGIN_ROOT / "hooks" / "hooks.json").read_text())["hooks"]["SessionStart"][0][
+        "hooks"
+    ][0]["command"]
+    hook = subprocess.run(["sh", "-c", command], input="{}", capture_output=True, text=True, env=hook_env)
+    assert (hook.returncode, hook.stdout) == (0, "")
+    assert not (data / "bootstrap.log").exists()  # the hook starts a build by opening this log
+
+    # Asked to, it tries again; the second failure in a row doubles the wait.
+    forced = entry(PLUGIN_ROOT, data, ["--version"], tools, {**UNREACHABLE_INDEX, "FIXLOOP_FORCE_BUILD": "1"})
+    assert forced.returncode == 3
+    assert len(builds(data)) == 2
+    assert json.loads((data / "venv-build-failed.json").read_text())["failures"] == 2
+    later = entry(PLUGIN_ROOT, data, ["--version"], tools, UNREACHABLE_INDEX)
+    assert "fixloop tries again in 10 min" in json.loads(later.stdout)["error"]["tried"][-1]
+
+
+def test_a_successful_build_clears_the_failure_record(tmp_path: Path) -> None:
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    fake_uv(tools)
+    data = tmp_path / "data"
+    data.mkdir()
+    digest = sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+    (data / "venv-build-failed.json").write_text(
+        json.dumps({"requirements": digest, "failed_at": time.time() - 301.0, "failures": 1, "reason": "x"})
+    )
+    done = entry(PLUGIN_ROOT, data, ["--version"], tools)  # the 5 minutes are over
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert not (data / "venv-build-failed.json").exists()
+
+
+# ---- a terminal finds the plugin's own environment instead of building a second one ------------------
+
+
+@pytest.mark.parametrize("config_dir", [None, "custom-config"])
+def test_a_terminal_uses_the_environment_of_the_installed_plugin(
+    tmp_path: Path, config_dir: str | None
+) -> None:
+    tools = tool_dir(tmp_path, None)
+    home = tmp_path / "home"
+    config = tmp_path / config_dir if config_dir else home / ".claude"
+    digest = sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+    stale_log, fresh_log = tmp_path / "stale.log", tmp_path / "fresh.log"
+    fake_venv(config / "plugins" / "data" / "fixloop-inline", "0" * 64, stale_log)
+    fake_venv(config / "plugins" / "data" / "fixloop-fixloop", digest, fresh_log)
+    (config / "plugins" / "data" / "other-plugin").mkdir()
+    env = base_env()
+    env.update(PATH=str(tools), HOME=str(home), FIXLOOP_NO_BUILD="1")
+    if config_dir:
+        env["CLAUDE_CONFIG_DIR"] = str(config)
+    done = subprocess.run(
+        [str(PLUGIN_ROOT / "scripts" / "fixloop"), "--version"], capture_output=True, text=True, env=env
+    )
+    assert (done.returncode, done.stdout) == (0, VERSION_LINE), done.stderr
+    assert fresh_log.read_text() == "used\n"
+    assert not stale_log.exists()
+    assert not (home / ".cache").exists()  # no second environment
