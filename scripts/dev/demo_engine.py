@@ -177,6 +177,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fixloop-demo-") as scratch:
         project = make_project(Path(scratch) / "sample")
         say(f"A copy of the sample repository at {project}; its two source files are the change under review")
+        _, approved = engine(project, "trust")
+        print(
+            "approved the project's checks: "
+            + ", ".join(f"{step} `{item['command']}`" for step, item in approved["commands"].items())
+        )
         code, run = engine(project, "run", "start", "--workflow", "review", "--git-diff", "--log")
         if code != 0:
             print(json.dumps(run, indent=2))

@@ -40,3 +40,13 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     clock = FakeClock()
     monkeypatch.setattr(timekeeping, "default_clock", clock)
     return clock
+
+
+@pytest.fixture(autouse=True)
+def plugin_data(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test has its own plugin data directory (approvals of verification commands live there), so
+    no test reads or writes the user's."""
+    data = tmp_path_factory.mktemp("plugin-data")
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
+    monkeypatch.delenv("FIXLOOP_DATA", raising=False)
+    return data

@@ -20,7 +20,8 @@ from fixloop.review.machine import decide_next
 from fixloop.review.questions import choose
 from fixloop.review.record import record_agent_result
 from fixloop.review.step import Transition
-from fixloop.runs import creation
+from fixloop.runs import creation, trust
+from fixloop.runs.config import COMMAND_FIELDS
 
 RUN_ID = "abcd1234"
 START_MS = 1_000_000
@@ -358,10 +359,18 @@ def two_rounds() -> Loop:
 # ---- a run on disk to verify ---------------------------------------------------------------------------
 
 
-def configure(root: Path, **config: Any) -> None:
-    """Write the project's fixloop config (.claude/fixloop.json)."""
+def configure(root: Path, *, approve: bool = True, **config: Any) -> None:
+    """Write the project's fixloop config (.claude/fixloop.json); the user approves its commands unless
+    `approve` is False."""
     (root / ".claude").mkdir(exist_ok=True)
     (root / ".claude" / "fixloop.json").write_text(json.dumps(config))
+    commands = {
+        step: config[field]
+        for step, field in COMMAND_FIELDS.items()
+        if isinstance(config.get(field), str) and config[field].strip()
+    }
+    if approve and commands:
+        trust.approve(root, commands)
 
 
 def new_run(root: Path, clock: FakeClock, files: list[str] | None = None) -> dict[str, Any]:

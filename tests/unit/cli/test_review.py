@@ -17,7 +17,8 @@ from helpers_runs import LIB, FakeClock
 
 from fixloop.cli import cli
 from fixloop.core.agent_names import REVIEWER_AGENTS
-from fixloop.runs import lifecycle
+from fixloop.runs import lifecycle, trust
+from fixloop.runs.config import COMMAND_FIELDS
 from fixloop.store import layout, ledger
 
 CR = "code-reviewer"
@@ -34,6 +35,9 @@ def invoke(*args: str, stdin: str | None = None, env: dict[str, str] | None = No
 
 def start_run(project: Path, config: dict[str, Any], *files: str, env: dict[str, str] | None = None) -> str:
     (project / "fixloop-config.json").write_text(json.dumps(config))
+    commands = {step: config[field] for step, field in COMMAND_FIELDS.items() if config.get(field)}
+    if commands:
+        trust.approve(project, commands)  # the user wrote these commands and approves them
     args = ["run", "start", "--workflow", "review", "--config", "fixloop-config.json"]
     if files:
         args += ["--changed-files", *files]

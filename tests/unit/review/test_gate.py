@@ -26,7 +26,7 @@ from fixloop.contracts.events import EVENT_MODELS
 from fixloop.core.errors import FixloopError
 from fixloop.review import gate
 from fixloop.review.gate import attach_verification, verification_slot
-from fixloop.runs import ending, lifecycle
+from fixloop.runs import ending, lifecycle, trust
 
 START_S = 1_765_000_000.0
 
@@ -154,10 +154,31 @@ def test_cli_exit_codes(git_project: Path, fake_clock: FakeClock) -> None:
     state = json.loads(state_file.read_text())
     state["config"]["lint_command"] = "exit 2"
     state_file.write_text(json.dumps(state))
+    refused = CliRunner().invoke(cli, ["verify", run_id])  # a command nobody approved
+    assert refused.exit_code == 2
+    error = json.loads(refused.output)["error"]
+    assert (error["code"], error["commands"]) == (
+        "VERIFY_COMMANDS_UNTRUSTED",
+        {"tests": "true", "lint": "exit 2"},
+    )
+    trust.approve(git_project, {"tests": "true", "lint": "exit 2"})
     failed = CliRunner().invoke(cli, ["verify", run_id])
     assert failed.exit_code == 1
     document = json.loads(failed.output)
     assert (document["status"], document["lint"]["exit_code"]) == ("failed", 2)
+
+
+def test_commands_from_a_repository_run_only_once_approved(git_project: Path, fake_clock: FakeClock) -> None:
+    marker = git_project / "ran"
+    configure(git_project, approve=False, test_command=f"touch {marker}")
+    run_id = new_run(git_project, fake_clock)["run_id"]
+    refused = CliRunner().invoke(cli, ["verify", run_id])
+    assert refused.exit_code == 2
+    assert json.loads(refused.output)["error"]["code"] == "VERIFY_COMMANDS_UNTRUSTED"
+    assert not marker.exists()
+    trust.approve(git_project, {"tests": f"touch {marker}"})
+    assert CliRunner().invoke(cli, ["verify", run_id]).exit_code == 0
+    assert marker.exists()
 
 
 @pytest.mark.parametrize("bad", ["../x", "a;b", "/etc/passwd"])

@@ -43,6 +43,13 @@ def test_the_users_words_reach_the_run_exactly(git_project: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(("flag", "trusted"), [("--trust-config ", True), ("", False)])
+def test_trust_config_is_taken_from_the_typed_command(git_project: Path, flag: str, trusted: bool) -> None:
+    store_prompt(git_project, f"/fixloop:review {flag}src")
+    state = start_command(git_project, "review", env())
+    assert (state["trust_config"], state["free_text"]) == (trusted, "src")
+
+
 def test_an_attended_session_is_interactive(git_project: Path) -> None:
     store_prompt(git_project, "/fixloop:execute-plan docs/plan.md")
     state = start_command(git_project, "execute-plan", env(attended="1"))

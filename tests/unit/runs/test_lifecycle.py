@@ -98,6 +98,12 @@ def test_start_writes_state_logs_and_session_start(
         "changed_files": ["src/app.py"],
         "base_ref": "HEAD",
         "config": LoopConfig().model_dump(mode="json"),
+        "verification_commands": {
+            "tests": {"command": None, "source": None},
+            "lint": {"command": None, "source": None},
+            "typecheck": {"command": None, "source": None},
+        },
+        "trust_config": False,
         "config_sources": [],
         "logging": {
             "enabled": True,

@@ -21,6 +21,8 @@ SUBCOMMANDS: dict[str, str] = {
     "start": "fixloop.cli.flow:start_command",
     "task": "fixloop.cli.flow:task_command",
     "validate": "fixloop.cli.validate:validate",
+    "init": "fixloop.cli.project:init",
+    "trust": "fixloop.cli.project:trust",
     "phases": "fixloop.cli.run:phases",
     "run": "fixloop.cli.run:run",
     "verify": "fixloop.cli.verify:verify",

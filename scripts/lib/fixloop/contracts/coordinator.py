@@ -60,6 +60,10 @@ class LoopConfig(Contract):
     test_command: str | None = None
     lint_command: str | None = None
     typecheck_command: str | None = None
+    detect_commands: bool = Field(
+        default=True,
+        description="Find the usual test, lint and typecheck commands for steps left unset (null).",
+    )
     max_review_iterations: Annotated[int, Field(ge=1, le=20, strict=True)] = 3
     min_required_agents: Annotated[int, Field(ge=1, le=len(REVIEWER_AGENTS), strict=True)] = 4
     confidence_threshold: Annotated[int, Field(ge=0, le=100, strict=True)] = 80

@@ -83,6 +83,13 @@ def _issue_rows(issues: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+def run_warnings(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What the run warned about (e.g. nothing verifies the changes), for every report."""
+    flow = state.get("flow")
+    warnings = flow.get("warnings") if isinstance(flow, dict) else None
+    return [item for item in warnings or [] if isinstance(item, dict) and item.get("code")]
+
+
 def markdown(state: Mapping[str, Any]) -> str:
     document = coordinator_output(state)
     run_id = state.get("run_id")
@@ -99,6 +106,14 @@ def markdown(state: Mapping[str, Any]) -> str:
             lines += ["", f"Suggestion: {_text(error['suggestion'])}"]
         return "\n".join(lines).rstrip() + "\n"
     numbers = document["summary"]
+    warnings = run_warnings(state)
+    if warnings:
+        lines += [
+            "## Warnings",
+            "",
+            *[f"- {_code(item['code'])}: {_text(item['message'])}" for item in warnings],
+            "",
+        ]
     lines += [
         "## Summary",
         "",

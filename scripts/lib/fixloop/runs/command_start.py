@@ -131,6 +131,7 @@ def start_command(
         free_text=typed.text,
         interactive=env.get(ATTENDED_ENV) != "0",
         inputs=_inputs(typed),
+        trust_config=bool(typed.options.get("trust_config")),
         clock=clock,
     )
     return dict(result["state"])

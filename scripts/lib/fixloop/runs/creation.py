@@ -23,6 +23,7 @@ from fixloop.runs.lifecycle import (
     store_for,
 )
 from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
+from fixloop.runs.verify_commands import resolve_commands
 from fixloop.store import gitfiles, layout
 from fixloop.store.ignored import keep_out_of_git
 from fixloop.store.logwriter import LOG_LEVELS, log_file_paths
@@ -52,6 +53,7 @@ def start_run(
     free_text: str | None = None,
     interactive: bool = False,
     inputs: Mapping[str, Any] | None = None,
+    trust_config: bool = False,
     clock: Clock | None = None,
 ) -> dict[str, Any]:
     """Create a run, bind it to the Claude Code session, open its logs and write SESSION_START.
@@ -60,7 +62,7 @@ def start_run(
     `git_base` "" means HEAD. `claude_session_id` None reads $CLAUDE_CODE_SESSION_ID ("" = no session).
     `free_text` (the user's words, exact) wins over the rest of `raw_args`; `interactive` says whether a
     person can answer the run's questions; `inputs` holds what the workflow was started on (a PR, a CI run,
-    a plan).
+    a plan); `trust_config` approves the run's verification commands for this run only.
     Returns {"state": ..., "warnings": [...], "free_text": ...}.
     """
     clock = clock or timekeeping.default_clock
@@ -78,6 +80,7 @@ def start_run(
     from fixloop.runs.config import load_config  # pydantic: only run start pays for it
 
     loaded = load_config(root, config_file)
+    config, commands = resolve_commands(root, loaded.config)
     files, base_ref, warnings = collect_files(root, changed_files, git_base)
     session = claude_session_id if claude_session_id is not None else os.environ.get(SESSION_ENV, "")
     if session and not layout.is_session_id(session):
@@ -132,7 +135,9 @@ def start_run(
             "phase_results": [],
             "changed_files": files,
             "base_ref": base_ref,
-            "config": loaded.dump(),
+            "config": config.model_dump(mode="json"),
+            "verification_commands": commands,
+            "trust_config": trust_config,
             "config_sources": loaded.sources,
             "logging": {
                 "enabled": log_enabled,

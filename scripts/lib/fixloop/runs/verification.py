@@ -20,10 +20,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core import timekeeping
+from fixloop.core.errors import FixloopError
 from fixloop.core.redact import redact
 from fixloop.core.timekeeping import utc_timestamp_ms
-from fixloop.runs import lifecycle
+from fixloop.runs import lifecycle, trust
 from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
 
 Clock = Callable[[], float]
@@ -122,11 +124,37 @@ def overall_status(steps: Mapping[str, Mapping[str, Any]]) -> str:
     return "passed"
 
 
+def configured_commands(config: LoopConfig) -> dict[str, str]:
+    return {
+        step: str(command)
+        for step, field in COMMAND_FIELDS.items()
+        if isinstance(command := getattr(config, field), str) and command.strip()
+    }
+
+
+def require_approved(state: Mapping[str, Any], config: LoopConfig, project: Path) -> None:
+    """Refuse (VERIFY_COMMANDS_UNTRUSTED) to run commands the user has not approved for this project."""
+    commands = configured_commands(config)
+    decision = state.get("trust")
+    if not commands or (isinstance(decision, dict) and decision.get("commands") == commands):
+        return  # approved for this run (or declined: then the commands were cleared)
+    if state.get("trust_config") or trust.is_approved(project, commands):
+        return
+    raise FixloopError(
+        "VERIFY_COMMANDS_UNTRUSTED",
+        "fixloop runs the project's verification commands only once they are approved: "
+        + "; ".join(f"{step} `{command}`" for step, command in commands.items())
+        + ". Approve them with `fixloop trust` in the project, or pass --trust-config.",
+        commands=commands,
+    )
+
+
 def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, Any]:
     """Run the run's configured commands and log REVIEW_VERIFICATION_START/END; does not touch the state."""
     clock = clock or timekeeping.default_clock
     config = config_from_dump(state.get("config"))
     project = Path(str(state["project_dir"]))
+    require_approved(state, config, project)
     changed = state.get("changed_files")
     files_count = len(changed) if isinstance(changed, list) else 0
     log = lifecycle.run_log(state, clock)

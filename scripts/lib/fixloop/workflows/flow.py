@@ -14,7 +14,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.step import Effects, Event
 from fixloop.runs import ending, phasebook
-from fixloop.workflows import actions
+from fixloop.workflows import actions, trust_gate
 from fixloop.workflows.context import PhaseContext, RunState, flow_of
 from fixloop.workflows.outcomes import Ask, Dispatch, PhaseDone, PhaseFailed, RunDone, Work
 from fixloop.workflows.registry import phase_for
@@ -83,7 +83,8 @@ def advance(state: RunState, now: int, effects: Effects | None, calls_made: Call
         if isinstance(question, dict):
             result.action = actions.ask_action(state, question)
             return result
-        outcome = phase.step(ctx)
+        gate = None if trust_gate.settled(state) else trust_gate.check(ctx, attended(state))
+        outcome = gate if gate is not None else phase.step(ctx)
         result.events.extend(ctx.events)
         if isinstance(outcome, Work):
             result.work = (number, outcome)
@@ -155,7 +156,11 @@ def answer_question(
     label = actions.check_choice(question, choice, default)
     number = int(question["phase"])
     ctx = PhaseContext(state, number, now, effects)
-    restored = phase_for(state, number).apply_answer(ctx, str(question["context"]), label, default)
+    if question["context"] == trust_gate.CONTEXT:
+        trust_gate.apply_answer(ctx, label)
+        restored: list[str] = []
+    else:
+        restored = phase_for(state, number).apply_answer(ctx, str(question["context"]), label, default)
     events.extend(ctx.events)
     wait = max(0, now - int(question["asked_at_ms"]))
     interaction = {

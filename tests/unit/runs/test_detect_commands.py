@@ -1,0 +1,117 @@
+"""The usual commands of a project, found from its files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixloop.runs.detect_commands import NPM_DEFAULT_TEST, Detected, detect_commands
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_python_project_with_its_tools_configured(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n\n'
+            "[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n",
+            ".venv/bin/python": "",
+            ".venv/bin/ruff": "",
+        },
+    )
+    assert detect_commands(root) == {
+        "tests": Detected(".venv/bin/python -m pytest -q", "pyproject.toml [tool.pytest.ini_options]"),
+        "lint": Detected(".venv/bin/ruff check .", "pyproject.toml [tool.ruff]"),
+        "typecheck": Detected("mypy .", "pyproject.toml [tool.mypy]"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"tests/test_a.py": ""}, Detected("python3 -m pytest -q", "tests/test_*.py")),
+        ({"pytest.ini": "[pytest]\n"}, Detected("python3 -m pytest -q", "pytest.ini")),
+        (
+            {"setup.cfg": "[tool:pytest]\naddopts = -q\n"},
+            Detected("python3 -m pytest -q", "setup.cfg [tool:pytest]"),
+        ),
+        ({"tests/conftest.py": ""}, Detected("python3 -m pytest -q", "tests/conftest.py")),
+    ],
+)
+def test_pytest_is_found_from_any_of_its_usual_files(
+    tmp_path: Path, files: dict[str, str], expected: Detected
+) -> None:
+    assert detect_commands(write(tmp_path, files)) == {"tests": expected}
+
+
+def test_mypy_with_its_own_file_list_gets_no_path(tmp_path: Path) -> None:
+    root = write(tmp_path, {"mypy.ini": "[mypy]\nfiles = src\n"})
+    assert detect_commands(root) == {"typecheck": Detected("mypy", "mypy.ini")}
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "runner"), [(None, "npm"), ("yarn.lock", "yarn"), ("pnpm-lock.yaml", "pnpm")]
+)
+def test_package_scripts_with_the_project_s_package_manager(
+    tmp_path: Path, lockfile: str | None, runner: str
+) -> None:
+    scripts = {"test": "vitest run", "lint": "eslint .", "type-check": "tsc --noEmit"}
+    files = {"package.json": json.dumps({"scripts": scripts})}
+    if lockfile:
+        files[lockfile] = ""
+    assert detect_commands(write(tmp_path, files)) == {
+        "tests": Detected(f"{runner} test", "package.json scripts.test"),
+        "lint": Detected(f"{runner} run lint", "package.json scripts.lint"),
+        "typecheck": Detected(f"{runner} run type-check", "package.json scripts.type-check"),
+    }
+
+
+def test_npm_s_placeholder_test_script_is_not_a_test_command(tmp_path: Path) -> None:
+    root = write(
+        tmp_path, {"package.json": json.dumps({"scripts": {"test": NPM_DEFAULT_TEST}}), "tsconfig.json": "{}"}
+    )
+    assert detect_commands(root) == {"typecheck": Detected("npx --no-install tsc --noEmit", "tsconfig.json")}
+
+
+def test_go_and_rust(tmp_path: Path) -> None:
+    go = write(tmp_path / "go", {"go.mod": "module x\n"})
+    assert detect_commands(go) == {
+        "tests": Detected("go test ./...", "go.mod"),
+        "lint": Detected("go vet ./...", "go.mod"),
+    }
+    rust = write(tmp_path / "rust", {"Cargo.toml": "[package]\n"})
+    assert detect_commands(rust) == {
+        "tests": Detected("cargo test", "Cargo.toml"),
+        "typecheck": Detected("cargo check", "Cargo.toml"),
+    }
+
+
+def test_each_step_takes_the_first_ecosystem_that_has_it(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {
+            "tests/test_a.py": "",
+            "package.json": json.dumps({"scripts": {"test": "jest", "lint": "eslint ."}}),
+        },
+    )
+    assert detect_commands(root) == {
+        "tests": Detected("python3 -m pytest -q", "tests/test_*.py"),
+        "lint": Detected("npm run lint", "package.json scripts.lint"),
+    }
+
+
+@pytest.mark.parametrize("broken", ["{not json", json.dumps(["a list"]), json.dumps({"scripts": "x"})])
+def test_unreadable_files_find_nothing(tmp_path: Path, broken: str) -> None:
+    assert detect_commands(write(tmp_path, {"package.json": broken})) == {}
+
+
+def test_an_empty_project_has_nothing(tmp_path: Path) -> None:
+    assert detect_commands(tmp_path) == {}
