@@ -562,6 +562,7 @@ def test_coordinator_no_changes_shape_validates() -> None:
         "files_modified": None,
         "message": "没有变更的文件需要审查",
         "error": None,
+        "usage": None,
     }
 
 
