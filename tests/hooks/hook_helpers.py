@@ -271,8 +271,13 @@ def make_hooks(tmp_path: Path) -> HookEnv:
 def start_run(hooks: HookEnv, *, log: bool = True, workflow: str = "bugfix") -> Run:
     """A run of `workflow` on src/app.py, bound to the session (`review`: the workflow `fixloop next`
     drives)."""
-    from fixloop.runs import creation
+    from fixloop.runs import creation, trust
 
+    if workflow == "review":  # a check that passes, approved by the user: the review gates on it
+        config = hooks.project / ".claude" / "fixloop.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(json.dumps({"test_command": "true"}))
+        trust.approve(hooks.project, {"tests": "true"}, data=str(hooks.data))
     result = creation.start_run(
         workflow,
         root=hooks.project,
