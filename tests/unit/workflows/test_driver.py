@@ -240,12 +240,6 @@ def test_a_run_no_one_answers_takes_the_default_itself(
     assert (interaction["user_response"], interaction["default"]) == ("manual", True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="workflows.summary.run_summary counts an answer of the review loop twice: once in the flow's "
-    "interactions and again in the review's",
-)
 def test_one_answer_is_one_user_interaction(git_project: Path, fake_clock: FakeClock) -> None:
     review_project(git_project, test_command=CHECK_FAILS, questions="ask")
     run_id = start(git_project)
@@ -386,12 +380,6 @@ def test_a_failed_review_fails_the_phase_and_the_run(git_project: Path, fake_clo
     assert (session_end["status"], session_end["phases_completed"]) == ("failed", [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a failed review is counted and logged twice: by the review loop (review.outcome.fail) and again "
-    "by the engine for the PhaseFailed it turns into",
-)
 def test_a_failed_review_is_one_error(git_project: Path, fake_clock: FakeClock) -> None:
     review_project(git_project)
     run_id = start(git_project)

@@ -114,9 +114,10 @@ def advance(state: RunState, now: int, effects: Effects | None, calls_made: Call
             _end(state, now, result, outcome.status, reason=outcome.reason)
             return result
         assert isinstance(outcome, PhaseFailed)
-        ctx = PhaseContext(state, number, now, effects)
-        ctx.error(outcome.code, outcome.message, **outcome.details)
-        result.events.extend(ctx.events)
+        if not outcome.logged:
+            ctx = PhaseContext(state, number, now, effects)
+            ctx.error(outcome.code, outcome.message, **outcome.details)
+            result.events.extend(ctx.events)
         flow["outcome"] = {
             "status": outcome.status,
             "error": {"code": outcome.code, "message": outcome.message},

@@ -84,6 +84,7 @@ class PhaseFailed:
     message: str
     status: str = "failed"
     details: dict[str, Any] = field(default_factory=dict)
+    logged: bool = False  # the phase logged and counted the error itself (the review loop does)
 
 
 Outcome = Dispatch | Ask | Work | PhaseDone | RunDone | PhaseFailed

@@ -68,7 +68,9 @@ class ReviewPhase(Phase):
             return Ask(action["context"], action["question"], options, action["default"], logged=True)
         if kind == "failed":
             error = action["error"]
-            return PhaseFailed(str(error["code"]), str(error["message"]), details={"review": error})
+            return PhaseFailed(
+                str(error["code"]), str(error["message"]), details={"review": error}, logged=True
+            )
         status = str(action["status"])
         summary = dict(action.get("summary") or {})
         if status == "user_cancelled":

@@ -7,6 +7,7 @@ from typing import Any
 from fixloop.review.access import started_review
 from fixloop.review.views import files_modified, final_round
 from fixloop.review.views import summary as review_summary
+from fixloop.workflows.actions import ENGINE
 from fixloop.workflows.context import RunState, flow_of
 
 MAX_LISTED_ISSUES = 5
@@ -27,9 +28,8 @@ def changed_files(state: RunState) -> list[str]:
 
 def run_summary(state: RunState) -> dict[str, Any]:
     review = started_review(state)
-    interactions = len(flow_of(state)["interactions"])
-    for item in review.get("interactions") or [] if review is not None else []:
-        interactions += 0 if item.get("default") else 1
+    # Every answer, the review loop's included, is one flow interaction; a default taken unasked is none.
+    interactions = sum(1 for item in flow_of(state)["interactions"] if not item.get("default"))
     return {
         "errors_fixed": sum(int(data.get("errors_fixed") or 0) for data in _phase_data(state)),
         "files_changed": len(changed_files(state)),
@@ -69,9 +69,12 @@ def final_message(state: RunState) -> str:
             lines.append(f"- {issue['id']} ({issue['severity']}) {where}: {issue['description']}")
         if len(remaining) > MAX_LISTED_ISSUES:
             lines.append(f"- and {len(remaining) - MAX_LISTED_ISSUES} more")
+    for data in _phase_data(state):  # what a phase has to tell at the end (e.g. the drafts of a dry run)
+        lines.extend(str(line) for line in data.get("final_lines") or [])
     for warning in flow["warnings"][:MAX_LISTED_ISSUES]:
         lines.append(f"Warning {warning.get('code')}: {warning.get('message')}")
-    lines.append(
-        f"Report: fixloop report {run_id} --format markdown. Timeline: fixloop log timeline {run_id}."
-    )
+    engine = f'"{ENGINE}"'
+    if review is not None:
+        lines.append(f"Report: {engine} review report {run_id} --format markdown")
+    lines.append(f"Timeline: {engine} log timeline {run_id}")
     return "\n".join(lines)
