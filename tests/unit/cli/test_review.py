@@ -221,8 +221,14 @@ def test_reports_in_every_format(git_project: Path, fake_clock: FakeClock) -> No
     assert written == {"status": "written", "run_id": run_id, "format": "sarif", "output": str(target)}
     sarif = json.loads(target.read_text())
     assert sarif["runs"][0]["results"][0]["ruleId"] == "fixloop/code-reviewer/bug"
-    code, refused = invoke("review", "report", run_id, "--output", "../outside.json")
-    assert (code, refused["error"]["code"]) == (2, "PATH_OUTSIDE_PROJECT")
+    # a path the user names may be outside the project; inside .git it is refused
+    code, written = invoke("review", "report", run_id, "--output", "../outside.json")
+    outside = git_project.parent / "outside.json"
+    assert (code, written["output"]) == (0, str(outside))
+    assert json.loads(outside.read_text())["remaining_issues"][0]["id"] == "FL-001"
+    code, refused = invoke("review", "report", run_id, "--output", ".git/hooks/pre-commit")
+    assert (code, refused["error"]["code"]) == (2, "INVALID_OUTPUT")
+    assert not (git_project / ".git" / "hooks" / "pre-commit").exists()
 
     code, status = invoke("review", "status", run_id)
     assert code == 0

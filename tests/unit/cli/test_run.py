@@ -293,9 +293,37 @@ def test_files_command(git_project: Path, fake_clock: FakeClock) -> None:
     assert sha256_tree(git_project / ".claude") == before
 
 
-def test_current_without_a_session(git_project: Path) -> None:
+def test_current_without_a_session_and_without_runs(git_project: Path) -> None:
     code, document = invoke("run", "current")
-    assert (code, document["error"]["code"]) == (2, "NO_SESSION")
+    assert (code, document["error"]["code"]) == (2, "NO_RUNS")
+
+
+def test_current_without_a_session_is_the_newest_run_labelled(
+    git_project: Path, fake_clock: FakeClock
+) -> None:
+    older = start("--workflow", "review")["run_id"]
+    fake_clock.advance(5)
+    newer = start("--workflow", "bugfix", "--stack", "backend", env={"CLAUDE_CODE_SESSION_ID": "s-1"})[
+        "run_id"
+    ]
+    fake_clock.advance(5)
+    code, document = invoke("run", "current")
+    assert code == 0
+    label = document.pop("current_run")
+    assert label == {
+        "resolved_by": "latest",
+        "note": "$CLAUDE_CODE_SESSION_ID is not set: this is the run started most recently in the project.",
+    }
+    assert document == lifecycle.load_run(git_project, newer)
+    # inside a session, its own run, unlabelled, even when another run is newer
+    code, bound = invoke("run", "current", env={"CLAUDE_CODE_SESSION_ID": "s-1"})
+    assert (code, bound) == (0, lifecycle.load_run(git_project, newer))
+    start("--workflow", "review")
+    code, bound = invoke("run", "current", env={"CLAUDE_CODE_SESSION_ID": "s-1"})
+    assert (code, bound["run_id"]) == (0, newer)
+    code, unbound = invoke("run", "current", env={"CLAUDE_CODE_SESSION_ID": "s-2"})
+    assert (code, unbound["error"]["code"]) == (2, "NO_CURRENT_RUN")
+    assert older != newer
 
 
 def test_phases_command() -> None:

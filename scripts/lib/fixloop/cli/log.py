@@ -1,6 +1,7 @@
 """`fixloop log show|errors|summary|timeline RUN_OR_FILE`: read a run's JSONL log.
 
-RUN_OR_FILE is a run id (its log) or a .jsonl file inside the project. show, errors and summary print
+RUN_OR_FILE is a run id (its log), `latest` (the log of the run started most recently), or a .jsonl file
+inside the project. show, errors and summary print
 JSON; timeline prints the text timeline (one line per event, in time order).
 """
 
@@ -17,6 +18,7 @@ from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.report import logquery
+from fixloop.runs.listing import resolve_alias
 from fixloop.store import layout
 from fixloop.store.logtext import LEVEL_LABELS, render_text
 
@@ -52,7 +54,8 @@ def normalize_levels(values: Iterable[str]) -> list[str] | None:
 
 
 def log_path(value: str) -> Path:
-    return logquery.log_path(Path(layout.project_root()), value)
+    root = Path(layout.project_root())
+    return logquery.log_path(root, resolve_alias(root, value))
 
 
 def filtered(

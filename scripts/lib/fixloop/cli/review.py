@@ -1,4 +1,6 @@
-"""`fixloop review ...`: drive the review-fix loop of a run (record, next, choose, status, report)."""
+"""`fixloop review ...`: drive the review-fix loop of a run (record, next, choose, status, report).
+
+RUN is a run id, or `latest` for the run started most recently."""
 
 from __future__ import annotations
 
@@ -8,13 +10,19 @@ import click
 
 from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
+from fixloop.report.fail_level import FAIL_LEVELS
 from fixloop.report.render import REPORT_FORMATS, report_answer
 from fixloop.review import intake, runner
+from fixloop.runs.listing import resolve_run
 from fixloop.store import layout
 
 
 def _root() -> Path:
     return Path(layout.project_root())
+
+
+def _run(value: str) -> str:
+    return resolve_run(_root(), value)
 
 
 @click.group("review", cls=ListedGroup)
@@ -29,7 +37,7 @@ def review() -> None:
 @click.option("--from-hook", "from_hook", default=None, metavar="AGENT_ID", help="Recorded by a hook.")
 def record(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
     """Validate an agent's final message and record it in the current round (exit 1 when invalid)."""
-    answer = intake.record_result(_root(), run_id, source, agent, from_hook)
+    answer = intake.record_result(_root(), _run(run_id), source, agent, from_hook)
     print_json(answer)
     if not answer["valid"]:
         raise SystemExit(1)
@@ -39,7 +47,7 @@ def record(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
 @click.argument("run_id", metavar="RUN")
 def next_action(run_id: str) -> None:
     """Advance the loop with what was recorded and print the next action for the coordinator."""
-    print_json(runner.next_action(_root(), run_id))
+    print_json(runner.next_action(_root(), _run(run_id)))
 
 
 @review.command("choose")
@@ -48,22 +56,37 @@ def next_action(run_id: str) -> None:
 @click.option("--default", "use_default", is_flag=True, help="Apply the configured on_verification_failure.")
 def choose(run_id: str, choice: str | None, use_default: bool) -> None:
     """Answer the question of an ask_user action."""
-    print_json(runner.answer_question(_root(), run_id, choice, use_default))
+    print_json(runner.answer_question(_root(), _run(run_id), choice, use_default))
 
 
 @review.command("status")
 @click.argument("run_id", metavar="RUN")
 def status(run_id: str) -> None:
     """Where the review loop stands (changes nothing)."""
-    print_json(runner.review_status(_root(), run_id))
+    print_json(runner.review_status(_root(), _run(run_id)))
 
 
 @review.command("report")
 @click.argument("run_id", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="json", show_default=True)
 @click.option(
-    "--output", "output", default=None, metavar="FILE", help="Write the report to FILE (in the project)."
+    "--output",
+    "output",
+    default=None,
+    metavar="FILE",
+    help="Write the report to FILE (relative to the project root; anywhere but inside .git).",
 )
-def report(run_id: str, fmt: str, output: str | None) -> None:
-    """The review report: coordinator output (json), supervisor simple array, Markdown or SARIF."""
-    print_json(report_answer(_root(), run_id, fmt, output))
+@click.option(
+    "--fail-on",
+    "fail_on",
+    type=click.Choice(FAIL_LEVELS),
+    default=None,
+    help="Exit 1 (after the report) when a remaining finding is at or above this severity.",
+)
+def report(run_id: str, fmt: str, output: str | None, fail_on: str | None) -> None:
+    """The review report: coordinator output (json), supervisor simple array, Markdown, SARIF or a
+    self-contained HTML page."""
+    answer = report_answer(_root(), _run(run_id), fmt, output, fail_on)
+    print_json(answer.document)
+    if answer.exit_code:
+        raise SystemExit(answer.exit_code)

@@ -1,8 +1,11 @@
-"""`fixloop run ...` (a run's life: start, phases, files, end) and `fixloop phases`."""
+"""`fixloop run ...` (a run's life: start, phases, files, end; the runs of the project) and `fixloop phases`.
+
+RUN is a run id, or `latest` for the run started most recently."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,15 +15,20 @@ import click
 from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
-from fixloop.core.ids import check_run_id
+from fixloop.report.runlist import list_runs
 from fixloop.runs import creation, ending, lifecycle, phasebook
 from fixloop.runs.changed_files import set_files
+from fixloop.runs.listing import newest_run_id, resolve_run
 from fixloop.runs.phases import describe_phases
 from fixloop.store import layout
 
 
 def project() -> Path:
     return Path(layout.project_root())
+
+
+def run_arg(value: str) -> str:
+    return resolve_run(project(), value)
 
 
 def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -168,14 +176,33 @@ def start(
 @click.argument("run_id", metavar="RUN")
 def show(run_id: str) -> None:
     """Print a run's state."""
-    print_json(lifecycle.load_run(project(), check_run_id(run_id)))
+    print_json(lifecycle.load_run(project(), run_arg(run_id)))
 
 
 @run.command("current")
 def current() -> None:
-    """Print the state of the run bound to $CLAUDE_CODE_SESSION_ID."""
+    """Print the state of the run bound to $CLAUDE_CODE_SESSION_ID; outside a Claude Code session, the
+    state of the run started most recently, under a `current_run` label that says so."""
     root = project()
-    print_json(lifecycle.load_run(root, lifecycle.current_run_id(root)))
+    if os.environ.get(lifecycle.SESSION_ENV):
+        print_json(lifecycle.load_run(root, lifecycle.current_run_id(root)))
+        return
+    state = lifecycle.load_run(root, newest_run_id(root))
+    label = {
+        "resolved_by": "latest",
+        "note": f"${lifecycle.SESSION_ENV} is not set: this is the run started most recently in the project.",
+    }
+    print_json({"current_run": label, **state})
+
+
+@run.command("list")
+@click.option("--workflow", default=None, help="Only runs of this workflow.")
+@click.option("--status", default=None, help="Only runs with this status (running, success, partial, ...).")
+@click.option("--limit", default=None, type=int, metavar="N", help="At most N runs.")
+def list_command(workflow: str | None, status: str | None, limit: int | None) -> None:
+    """The runs of the project, newest first: id, workflow, status, start and end, termination reason and
+    remaining issues."""
+    print_json(list_runs(project(), workflow, status, limit))
 
 
 @run.command("phase")
@@ -190,7 +217,7 @@ def phase(
     run_id: str, start_phase: str | None, end_phase: str | None, status: str | None, summary: str | None
 ) -> None:
     """Start (--start N) or end (--end N --status S) a phase; PHASE_START / PHASE_END are logged."""
-    check_run_id(run_id)
+    run_id = run_arg(run_id)
     if (start_phase is None) == (end_phase is None):
         raise FixloopError(
             "USAGE_ERROR", "Give exactly one of --start N and --end N.", arguments=["--start", "--end"]
@@ -218,7 +245,7 @@ def phase(
 @click.option("--summary", default=None, metavar="JSON", help="A JSON object for SESSION_END.")
 def end(run_id: str, status: str, summary: str | None) -> None:
     """End a run with a final status; SESSION_END is logged."""
-    check_run_id(run_id)
+    run_id = run_arg(run_id)
     details = parse_json_object(summary, "--summary")
     print_json(ending.end_run(project(), run_id, status, details))
 
@@ -234,6 +261,6 @@ def files(
     extra_files: tuple[str, ...],
 ) -> None:
     """Replace a run's changed files (from git, or listed)."""
-    check_run_id(run_id)
+    run_id = run_arg(run_id)
     listed = gather_files(changed_files, files_from, extra_files)
     print_json(set_files(project(), run_id, listed, git_base))
