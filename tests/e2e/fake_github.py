@@ -23,8 +23,8 @@ conftest.py do this)::
 
 Served: what ``gh auth status``, ``gh api``, ``gh pr view/list --json``, ``gh pr comment``, ``gh repo view
 --json`` and ``gh run view/list`` (``--json``, ``--log-failed``, ``--job``) ask for, and the queries and
-mutations of :data:`REVIEW_THREADS_QUERY`, :data:`REPLY_TO_THREAD_MUTATION` and
-:data:`RESOLVE_THREAD_MUTATION`. A field outside the schema subset gets GitHub's "Field 'x' doesn't exist on
+mutations fixloop's engine sends (``fixloop.github.queries``, imported here: REVIEW_THREADS_QUERY and the
+others). A field outside the schema subset gets GitHub's "Field 'x' doesn't exist on
 type 'Y'" error (so does the plain ``gh pr view``, which asks for checks, projects and reactions).
 """
 
@@ -53,6 +53,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from fixloop.github import queries
+
 GITHUB_HOST = "github.fixloop.test"
 BLOB_HOST = "pipelines.fixloop.test"
 DEFAULT_TOKEN = "ghp_fixloopTestToken0123456789abcdefABCD"
@@ -63,43 +65,14 @@ TOKEN_SCOPES = "repo, read:org, workflow"
 START_TIME = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 JSON = dict[str, Any]
 
-REVIEW_THREADS_QUERY = """\
-query PullRequestReviewThreads($owner: String!, $name: String!, $number: Int!, $cursor: String) {
-  repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      number
-      author { login }
-      headRefName
-      state
-      reviewThreads(first: 100, after: $cursor) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
-          id isResolved isOutdated path line originalLine
-          comments(first: 100) { nodes { id databaseId author { login } body createdAt url } }
-        }
-      }
-      reviews(first: 100) { nodes { id author { login } body state } }
-      comments(first: 100) { nodes { id author { login } body } }
-    }
-  }
-}
-"""
-
-REPLY_TO_THREAD_MUTATION = """\
-mutation ReplyToReviewThread($threadId: ID!, $body: String!) {
-  addPullRequestReviewThreadReply(input: {pullRequestReviewThreadId: $threadId, body: $body}) {
-    comment { id databaseId url }
-  }
-}
-"""
-
-RESOLVE_THREAD_MUTATION = """\
-mutation ResolveReviewThread($threadId: ID!) {
-  resolveReviewThread(input: {threadId: $threadId}) {
-    thread { id isResolved }
-  }
-}
-"""
+# The engine's own GraphQL texts: the server is tested with exactly what fixloop sends.
+REVIEW_THREADS_QUERY = queries.REVIEW_THREADS_QUERY
+THREAD_COMMENTS_QUERY = queries.THREAD_COMMENTS_QUERY
+REVIEWS_QUERY = queries.REVIEWS_QUERY
+CONVERSATION_QUERY = queries.CONVERSATION_QUERY
+LATEST_COMMENTS_QUERY = queries.LATEST_COMMENTS_QUERY
+REPLY_TO_THREAD_MUTATION = queries.REPLY_TO_THREAD_MUTATION
+RESOLVE_THREAD_MUTATION = queries.RESOLVE_THREAD_MUTATION
 
 # --------------------------------------------------------------------------------------------------
 # Certificates

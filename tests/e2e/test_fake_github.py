@@ -13,11 +13,15 @@ from typing import Any
 import pytest
 from fake_github import (
     BLOB_HOST,
+    CONVERSATION_QUERY,
     DEFAULT_TOKEN,
     GITHUB_HOST,
+    LATEST_COMMENTS_QUERY,
     REPLY_TO_THREAD_MUTATION,
     RESOLVE_THREAD_MUTATION,
     REVIEW_THREADS_QUERY,
+    REVIEWS_QUERY,
+    THREAD_COMMENTS_QUERY,
     VIEWER_LOGIN,
     FakeGitHub,
     Job,
@@ -213,12 +217,14 @@ def test_pr_comment_adds_an_issue_comment(github: FakeGitHub, github_checkout: P
 # --------------------------------------------------------------------------------------------------
 
 
-def review_threads_page(github: FakeGitHub, cwd: Path, cursor: str | None) -> Any:
+def review_threads_page(
+    github: FakeGitHub, cwd: Path, cursor: str | None, query: str = REVIEW_THREADS_QUERY
+) -> Any:
     args = [
         "api",
         "graphql",
         "-f",
-        f"query={REVIEW_THREADS_QUERY}",
+        f"query={query}",
         "-F",
         "owner={owner}",
         "-F",
@@ -271,26 +277,34 @@ def test_review_threads_query_reads_threads_reviews_and_comments(
     pull = review_threads_page(github, github_checkout, None)["data"]["repository"]["pullRequest"]
     end_cursor = pull["reviewThreads"]["pageInfo"]["endCursor"]
 
+    def author(login: str) -> dict[str, str]:
+        kind = github.model.actor(login).kind
+        return {"__typename": kind, "login": login.removesuffix("[bot]")}
+
     def comments(thread: ReviewThread) -> dict[str, Any]:
         return {
+            "pageInfo": {"hasNextPage": False, "endCursor": thread_cursors[thread.id]},
             "nodes": [
                 {
                     "id": c.id,
                     "databaseId": c.database_id,
-                    "author": {"login": c.author.login},
+                    "author": author(c.author.rest_login),
                     "body": c.body,
                     "createdAt": c.created_at,
                     "url": f"{WEB}/octo/demo/pull/7#discussion_r{c.database_id}",
                 }
                 for c in thread.comments
-            ]
+            ],
         }
 
-    # GraphQL gives a bot's login without the "[bot]" REST adds
+    thread_cursors = {
+        node["id"]: node["comments"]["pageInfo"]["endCursor"] for node in pull["reviewThreads"]["nodes"]
+    }
+    # GraphQL gives a bot's login without the "[bot]" REST adds; __typename says it is a Bot
     assert [c.author.login for c in open_thread.comments] == ["coderabbitai", "alice"]
     assert pull == {
         "number": 7,
-        "author": {"login": "alice"},
+        "author": {"__typename": "User", "login": "alice"},
         "headRefName": "fix/parser",
         "state": "OPEN",
         "reviewThreads": {
@@ -316,19 +330,67 @@ def test_review_threads_query_reads_threads_reviews_and_comments(
                 },
             ],
         },
-        "reviews": {
-            "nodes": [
-                {
-                    "id": review.id,
-                    "author": {"login": "reviewer"},
-                    "body": "Two things.",
-                    "state": "CHANGES_REQUESTED",
-                }
-            ]
-        },
-        "comments": {"nodes": [{"id": comment.id, "author": {"login": "alice"}, "body": "Thanks!"}]},
     }
-    assert end_cursor is not None
+    assert end_cursor is not None and all(thread_cursors.values())
+    reviews = review_threads_page(github, github_checkout, None, REVIEWS_QUERY)["data"]
+    assert reviews["repository"]["pullRequest"]["reviews"]["nodes"] == [
+        {"id": review.id, "author": author("reviewer"), "body": "Two things.", "state": "CHANGES_REQUESTED"}
+    ]
+    conversation = review_threads_page(github, github_checkout, None, CONVERSATION_QUERY)["data"]
+    assert conversation["repository"]["pullRequest"]["comments"]["nodes"] == [
+        {
+            "id": comment.id,
+            "author": author("alice"),
+            "body": "Thanks!",
+            "url": f"{WEB}/octo/demo/pull/7#issuecomment-{comment.database_id}",
+        }
+    ]
+    assert [r.operation for r in github.graphql_requests()] == [
+        "PullRequestReviewThreads",
+        "PullRequestReviews",
+        "PullRequestConversation",
+    ]
+
+
+def test_thread_comments_pages_and_latest_comments_of_several_threads(
+    github: FakeGitHub, github_checkout: Path
+) -> None:
+    pr = seeded_pr(github)
+    long_thread = pr.add_thread(
+        path="src/app.py", line=1, body="first", replies=[("alice", f"reply {i}") for i in range(120)]
+    )
+    short_thread = pr.add_thread(path="src/app.py", line=2, body="only one")
+
+    def run(query: str, variables: dict[str, Any]) -> Any:
+        done = subprocess.run(
+            ["gh", "api", "graphql", "--input", "-"],
+            cwd=github_checkout,
+            env=github.env,
+            input=json.dumps({"query": query, "variables": variables}),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return json.loads(done.stdout)["data"]
+
+    first = run(THREAD_COMMENTS_QUERY, {"id": long_thread.id})["node"]["comments"]
+    rest = run(THREAD_COMMENTS_QUERY, {"id": long_thread.id, "cursor": first["pageInfo"]["endCursor"]})
+    second = rest["node"]["comments"]
+    assert (len(first["nodes"]), first["pageInfo"]["hasNextPage"]) == (100, True)
+    assert (len(second["nodes"]), second["pageInfo"]["hasNextPage"]) == (21, False)
+    assert [c["id"] for c in first["nodes"] + second["nodes"]] == [c.id for c in long_thread.comments]
+    latest = run(LATEST_COMMENTS_QUERY, {"ids": [short_thread.id, long_thread.id]})["nodes"]
+    assert [(node["id"], node["isResolved"], len(node["comments"]["nodes"])) for node in latest] == [
+        (short_thread.id, False, 1),
+        (long_thread.id, False, 100),
+    ]
+    assert latest[1]["comments"]["nodes"][-1]["body"] == "reply 119"
+    assert [r.operation for r in github.graphql_requests()] == [
+        "ReviewThreadComments",
+        "ReviewThreadComments",
+        "ReviewThreadsLatestComments",
+    ]
 
 
 def test_reply_and_resolve_mutations(github: FakeGitHub, github_checkout: Path) -> None:

@@ -3,11 +3,12 @@
     core        standard library only; no other fixloop package
     failures    core                                   (standard library only: test and CI output parsing)
     plans       core                                   (standard library only: written plans)
+    github      core                                   (standard library only: GitHub through gh)
     store       core                                   (standard library only)
     contracts   core                                   (+ pydantic, jsonschema)
     runs        core, store, contracts, failures
     review      core, store, contracts, runs, failures
-    workflows   core, store, contracts, runs, review, failures, plans
+    workflows   core, store, contracts, runs, review, failures, plans, github
     report      everything above but cli and hookside
     hookside    core, store                            (standard library only: hooks start in milliseconds)
     cli         everything                             (+ click)
@@ -31,12 +32,13 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "failures": {"core"},
     "plans": {"core"},
+    "github": {"core"},
     "store": {"core"},
     "contracts": {"core"},
     "runs": {"core", "store", "contracts", "failures"},
     "review": {"core", "store", "contracts", "runs", "failures"},
-    "workflows": {"core", "store", "contracts", "runs", "review", "failures", "plans"},
-    "report": {"core", "store", "contracts", "runs", "review", "workflows", "failures", "plans"},
+    "workflows": {"core", "store", "contracts", "runs", "review", "failures", "plans", "github"},
+    "report": {"core", "store", "contracts", "runs", "review", "workflows", "failures", "plans", "github"},
     "hookside": {"core", "store"},
     "cli": {
         "core",
@@ -49,9 +51,10 @@ ALLOWED: dict[str, set[str]] = {
         "hookside",
         "failures",
         "plans",
+        "github",
     },
 }
-STDLIB_ONLY = {"core", "store", "hookside", "failures", "plans"}
+STDLIB_ONLY = {"core", "store", "hookside", "failures", "plans", "github"}
 THIRD_PARTY = {"contracts": {"pydantic", "jsonschema", "annotated_types"}, "cli": {"click"}}
 TOP_LEVEL_MODULES = {"__init__", "__main__"}  # fixloop/__init__.py (the version) and python -m fixloop
 

@@ -67,6 +67,12 @@ def test_kinds_are_the_cli_kinds() -> None:
         "coordinator-output",
         "review-task",
         "event",
+        "failure-analyst",
+        "root-cause-analyst",
+        "fix-designer",
+        "implementer",
+        "comment-classifier",
+        "reply-writer",
     ]
     assert {kind for kind in KINDS if kind != "event" and "status" in KINDS[kind].model_fields} == set(
         KINDS_WITH_STATUS
@@ -98,7 +104,8 @@ def test_unknown_kind() -> None:
         "error": {
             "code": "UNKNOWN_KIND",
             "message": "Unknown document kind 'nope'; use one of: reviewer, fixer, verifier, "
-            "coordinator-input, coordinator-output, review-task, event.",
+            "coordinator-input, coordinator-output, review-task, event, failure-analyst, root-cause-analyst, "
+            "fix-designer, implementer, comment-classifier, reply-writer.",
             "kind": "nope",
             "allowed": list(KINDS),
         },

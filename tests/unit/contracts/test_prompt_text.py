@@ -12,9 +12,22 @@ import pytest
 from pydantic import BaseModel, Field
 
 from fixloop.contracts import prompt_text
+from fixloop.contracts.bugfix import (
+    Alternative,
+    ClassifiedFailure,
+    Factors,
+    FailureAnalystOutput,
+    FileChange,
+    FixDesignerOutput,
+    ImplementerOutput,
+    NamedTest,
+    RootCause,
+    RootCauseAnalystOutput,
+)
 from fixloop.contracts.common import AgentError
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.fixer import FixAttempt, FixerOutput
+from fixloop.contracts.pr import ClassifierOutput, ReplyWriterOutput, ThreadLabel, ThreadReply
 from fixloop.contracts.prompt_text import (
     CONFIDENCE_SCALE,
     CONTRACT_KINDS,
@@ -38,6 +51,12 @@ MODELS: dict[str, type[BaseModel]] = {
     "reviewer": ReviewerOutput,
     "fixer": FixerOutput,
     "verifier": VerifierOutput,
+    "failure-analyst": FailureAnalystOutput,
+    "root-cause-analyst": RootCauseAnalystOutput,
+    "fix-designer": FixDesignerOutput,
+    "implementer": ImplementerOutput,
+    "comment-classifier": ClassifierOutput,
+    "reply-writer": ReplyWriterOutput,
 }
 CONTRACT_CLASSES: list[type[BaseModel]] = [
     ReviewerOutput,
@@ -51,6 +70,20 @@ CONTRACT_CLASSES: list[type[BaseModel]] = [
     RuleComplianceCheck,
     QualityAssessment,
     MissingIssue,
+    FailureAnalystOutput,
+    ClassifiedFailure,
+    RootCauseAnalystOutput,
+    RootCause,
+    Factors,
+    FixDesignerOutput,
+    FileChange,
+    NamedTest,
+    Alternative,
+    ImplementerOutput,
+    ClassifierOutput,
+    ThreadLabel,
+    ReplyWriterOutput,
+    ThreadReply,
 ]
 LINE = re.compile(
     r"^(?P<indent> *)- (?P<name>[a-z_]+) \((?P<flag>required|optional); (?P<shape>[^)]*)\)"
@@ -158,7 +191,7 @@ def test_literal_values_and_types_are_shown() -> None:
     assert shapes["reviewer", 0, "status"] == '"success" | "failed"'
     assert shapes["reviewer", 1, "severity"] == '"critical" | "high" | "medium" | "low"'
     assert shapes["reviewer", 1, "confidence"] == "integer from 0 to 100"
-    assert shapes["reviewer", 1, "line"] == "integer >= 1"
+    assert shapes["reviewer", 1, "line"] == "integer from 1 to 10000000"
     assert shapes["reviewer", 1, "auto_fixable"] == "true | false"
     assert shapes["reviewer", 1, "id"] == "non-empty string"
     assert shapes["reviewer", 0, "issues"] == "array of objects"
@@ -208,7 +241,17 @@ def test_an_unknown_kind_is_refused() -> None:
     with pytest.raises(FixloopError) as caught:
         contract_text("event")
     assert caught.value.code == "UNKNOWN_KIND"
-    assert caught.value.details["allowed"] == ["reviewer", "fixer", "verifier"]
+    assert caught.value.details["allowed"] == [
+        "reviewer",
+        "fixer",
+        "verifier",
+        "failure-analyst",
+        "root-cause-analyst",
+        "fix-designer",
+        "implementer",
+        "comment-classifier",
+        "reply-writer",
+    ]
 
 
 @pytest.mark.parametrize("kind", CONTRACT_KINDS)

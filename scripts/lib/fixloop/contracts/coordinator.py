@@ -102,6 +102,15 @@ class LoopConfig(Contract):
     max_cost: Dollars | None = Field(
         default=None, description="Stop the loop before a round would pass this estimated cost in USD."
     )
+    pr_include_bots: bool = Field(
+        default=False, description="fix-pr-review also answers review threads opened by bots."
+    )
+    pr_resolve_threads: bool = Field(
+        default=False, description="fix-pr-review resolves a review thread once its fix is committed."
+    )
+    pr_post_summary: bool = Field(
+        default=False, description="fix-pr-review posts a summary comment on the pull request at the end."
+    )
 
 
 class RunContext(Contract):

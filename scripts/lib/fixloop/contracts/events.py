@@ -85,6 +85,9 @@ class StepEnd(Event):
     step: str
     status: str
     duration_ms: Millis
+    step_name: str | None = None
+    step_index: int | None = None
+    total_steps: int | None = None
 
 
 class ToolUse(Event):
@@ -97,12 +100,14 @@ class DataCollected(Event):
     type: Literal["DATA_COLLECTED"]
     data_type: str
     summary: dict[str, Any] = Field(default_factory=dict)
+    phase: str | None = None
 
 
 class AnalysisResult(Event):
     type: Literal["ANALYSIS_RESULT"]
     analysis_type: str
     result: dict[str, Any] = Field(default_factory=dict)
+    phase: str | None = None
 
 
 class ConfidenceDecision(Event):
@@ -112,6 +117,8 @@ class ConfidenceDecision(Event):
     decision: Literal["auto_continue", "ask_user", "stop"]
     phase: str | None = None
     factors: dict[str, Any] | None = None
+    measured: list[str] | None = None  # factors the engine measured instead of taking the agent's score
+    reported: dict[str, Any] | None = None  # the scores the agent gave, before the engine's caps
 
 
 class UserInteraction(Event):
@@ -189,12 +196,14 @@ class WarningEvent(Event):
     type: Literal["WARNING"]
     code: str
     message: str
+    impact: str | None = None
 
 
 class ErrorEvent(Event):
     type: Literal["ERROR"]
     code: str
     message: str
+    recoverable: bool | None = None
 
 
 class ContractViolation(Event):

@@ -112,4 +112,86 @@ KIND_EXAMPLES: dict[str, dict[str, Any]] = {
         "phase_name": "Review",
         "agents": ["review-coordinator"],
     },
+    "failure-analyst": {
+        "status": "success",
+        "agent": "failure-analyst",
+        "failures": [
+            {
+                "test_id": "tests/test_orders.py::test_total_with_discount",
+                "category": "assertion",
+                "summary": "The order total ignores the discount: 100 instead of 90.",
+                "file": "tests/test_orders.py",
+                "line": 27,
+            }
+        ],
+        "summary": "One assertion failure in the order totals.",
+    },
+    "root-cause-analyst": {
+        "status": "success",
+        "agent": "root-cause-analyst",
+        "root_cause": {
+            "summary": "Order.total() adds the discount line before it is set, so it counts as 0.",
+            "file": "src/orders.py",
+            "line": 42,
+            "evidence": ["src/orders.py:42 reads self.discount before apply_discount() sets it."],
+        },
+        "factors": {"clarity": 85, "specificity": 90, "context": 70},
+    },
+    "fix-designer": {
+        "status": "success",
+        "agent": "fix-designer",
+        "summary": "Compute the total after the discount is applied.",
+        "changes": [
+            {"file": "src/orders.py", "change": "Move the discount into total(), after apply_discount()."}
+        ],
+        "test": {"file": "tests/test_orders.py", "name": "test_total_with_discount", "line": 25},
+        "risks": ["Callers that read total before checkout see the discounted value."],
+        "alternatives": [
+            {
+                "approach": "Recompute the total in checkout()",
+                "rejected_because": "total() stays wrong elsewhere.",
+            }
+        ],
+    },
+    "implementer": {
+        "status": "success",
+        "agent": "implementer",
+        "stage": "fix",
+        "test": {"file": "tests/test_orders.py", "name": "test_total_with_discount"},
+        "files_modified": ["src/orders.py"],
+        "summary": "total() now applies the discount; the new test passes.",
+    },
+    "comment-classifier": {
+        "status": "success",
+        "agent": "comment-classifier",
+        "classifications": [
+            {
+                "thread_id": "PRRT_kwDOAbc123",
+                "label": "fix",
+                "confidence": 90,
+                "reason": "parse() returns None for an empty line, and the caller indexes it.",
+                "suggestion": "Return an empty list from parse() for an empty line.",
+            },
+            {
+                "thread_id": "PRRT_kwDOAbc456",
+                "label": "answer",
+                "confidence": 85,
+                "reason": "A question about why the cache is per request; no change is asked.",
+            },
+        ],
+    },
+    "reply-writer": {
+        "status": "success",
+        "agent": "reply-writer",
+        "replies": [
+            {
+                "thread_id": "PRRT_kwDOAbc123",
+                "body": "Fixed in 1f0e2d3: `parse()` now returns an empty list for an empty line.",
+            },
+            {
+                "thread_id": "PRRT_kwDOAbc456",
+                "body": "The cache is per request because the settings can change between requests.",
+            },
+        ],
+    },
 }

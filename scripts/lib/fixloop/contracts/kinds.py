@@ -6,6 +6,7 @@ from typing import Annotated, Union
 
 from pydantic import BaseModel, Field, RootModel
 
+from fixloop.contracts.bugfix import BUGFIX_MODELS
 from fixloop.contracts.coordinator import CoordinatorInput, CoordinatorOutput
 from fixloop.contracts.events import (
     AgentCall,
@@ -36,6 +37,7 @@ from fixloop.contracts.events import (
     WarningEvent,
 )
 from fixloop.contracts.fixer import FixerOutput
+from fixloop.contracts.pr import PR_MODELS
 from fixloop.contracts.reviewer import ReviewerOutput
 from fixloop.contracts.task import ReviewTask
 from fixloop.contracts.verifier import VerifierOutput
@@ -87,8 +89,12 @@ KINDS: dict[str, type[BaseModel]] = {
     "coordinator-output": CoordinatorOutput,
     "review-task": ReviewTask,
     "event": EventDocument,
+    **BUGFIX_MODELS,
+    **PR_MODELS,
 }
-KINDS_WITH_STATUS: frozenset[str] = frozenset({"reviewer", "fixer", "verifier", "coordinator-output"})
+KINDS_WITH_STATUS: frozenset[str] = frozenset(
+    {"reviewer", "fixer", "verifier", "coordinator-output", *BUGFIX_MODELS, *PR_MODELS}
+)
 KIND_DESCRIPTIONS: dict[str, str] = {
     "reviewer": "What each of the six fixloop reviewers returns.",
     "fixer": "What the fixloop review fixer returns.",
@@ -97,6 +103,12 @@ KIND_DESCRIPTIONS: dict[str, str] = {
     "coordinator-output": "The result document of the fixloop review coordinator.",
     "review-task": "The review task shared by every agent call of a review round.",
     "event": "One line of a fixloop JSONL log; the fields depend on `type`.",
+    "failure-analyst": "What the bugfix failure analyst returns: each failure classified.",
+    "root-cause-analyst": "What the bugfix root-cause analyst returns: the cause, its evidence and scores.",
+    "fix-designer": "What the bugfix fix designer returns: the plan, the proving test, risks.",
+    "implementer": "What the bugfix implementer returns at each stage: the red test, then the fix.",
+    "comment-classifier": "What the fix-pr-review comment classifier returns: a label per review thread.",
+    "reply-writer": "What the fix-pr-review reply writer returns: one reply per review thread.",
 }
 
 

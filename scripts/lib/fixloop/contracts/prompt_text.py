@@ -1,8 +1,9 @@
 """The agent-facing text of the contracts, generated from the models so it cannot drift from them.
 
-- `contract_text(kind)`: for `reviewer`, `fixer` and `verifier`, the exact JSON shape the agent must answer
-  with: every field, nested ones indented, with its type or allowed values, whether it is required, and its
-  meaning (the field's description in the model). A field added to a model appears here by itself.
+- `contract_text(kind)`: for `reviewer`, `fixer`, `verifier` and the four bugfix agents, the exact JSON
+  shape the agent must answer with: every field, nested ones indented, with its type or allowed values,
+  whether it is required, and its meaning (the field's description in the model). A field added to a
+  model appears here by itself.
 - `review_guide_text(confidence_threshold)`: how every reviewer works (scope, the confidence scale, the
   threshold), shared by the six reviewers; each reviewer's own markdown holds only its focus.
 
@@ -19,10 +20,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from fixloop.contracts.bugfix import BUGFIX_MODELS
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
 from fixloop.contracts.fixer import FixerOutput
 from fixloop.contracts.kinds import UNKNOWN_KIND
+from fixloop.contracts.pr import PR_MODELS
 from fixloop.contracts.reviewer import ReviewerOutput
 from fixloop.contracts.verifier import VerifierOutput
 from fixloop.core.errors import FixloopError
@@ -31,6 +34,8 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     "reviewer": ReviewerOutput,
     "fixer": FixerOutput,
     "verifier": VerifierOutput,
+    **BUGFIX_MODELS,
+    **PR_MODELS,
 }
 CONTRACT_KINDS: tuple[str, ...] = tuple(CONTRACT_MODELS)
 INDENT = "  "
@@ -67,7 +72,7 @@ def review_guide_text(confidence_threshold: int | None = None) -> str:
 
 
 def contract_text(kind: str) -> str:
-    """The JSON answer an agent of `kind` (reviewer, fixer or verifier) must give, field by field."""
+    """The JSON answer an agent of `kind` (one of CONTRACT_KINDS) must give, field by field."""
     model = contract_model(kind)
     lines = [
         f"Your final message is ONLY one JSON object, the {kind} contract: no prose, no code fence.",

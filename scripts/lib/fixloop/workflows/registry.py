@@ -6,11 +6,15 @@ from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.runs.phases import WORKFLOW_PHASES
+from fixloop.workflows.bugfix import BUGFIX_PHASES
 from fixloop.workflows.phase import Phase
+from fixloop.workflows.pr.phases import PR_REVIEW_PHASES
 from fixloop.workflows.review_phase import ReviewPhase
 
 PHASES: dict[str, tuple[Phase, ...]] = {
     "review": (ReviewPhase(),),
+    "bugfix": BUGFIX_PHASES,
+    "pr-review": PR_REVIEW_PHASES,
 }
 
 

@@ -11,6 +11,7 @@ from fixloop.review.step import Effects
 from fixloop.runs import verification
 from fixloop.runs.lifecycle import Clock
 from fixloop.workflows.outcomes import Work
+from fixloop.workflows.testrun import run_tests
 
 Performer = Callable[[Path, dict[str, Any], dict[str, Any], Clock], Any]
 
@@ -19,7 +20,7 @@ def _verification(root: Path, state: dict[str, Any], params: dict[str, Any], clo
     return verification.verify(state, clock)
 
 
-PERFORMERS: dict[str, Performer] = {"verification": _verification}
+PERFORMERS: dict[str, Performer] = {"verification": _verification, "tests": run_tests}
 
 
 def register(kind: str, performer: Performer) -> None:

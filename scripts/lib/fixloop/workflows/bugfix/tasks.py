@@ -1,0 +1,161 @@
+"""The task text of each bugfix agent: what to do, the inputs, and the contract its answer follows.
+
+The contract part is generated from the agent's model (`contract_text`); nothing here restates it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fixloop.contracts.bugfix import (
+    FAILURE_ANALYST,
+    FIX_DESIGNER,
+    IMPLEMENTER,
+    ROOT_CAUSE_ANALYST,
+    categories_for,
+)
+from fixloop.contracts.prompt_text import contract_text
+from fixloop.workflows.testselect import detect_runner, label
+
+ANALYSIS_DETAIL_LINES = 200
+PLAN_DETAIL_LINES = 40
+
+
+def failures_text(failures: Sequence[Mapping[str, Any]], detail_lines: int) -> str:
+    """The failures as numbered blocks: id, kind and place, message, then the first `detail_lines` lines."""
+    if not failures:
+        return "(none: the tests did not show the failure)"
+    blocks = []
+    for number, failure in enumerate(failures, 1):
+        where = failure.get("file") or "?"
+        if failure.get("line"):
+            where += f":{failure['line']}"
+        lines = [f"{number}. {failure.get('test_id')} ({failure.get('kind')}) at {where}"]
+        lines.append(f"   {failure.get('message')}")
+        details = str(failure.get("details") or "").splitlines()[:detail_lines]
+        lines += [f"   | {line}" for line in details]
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False)
+
+
+def _description(text: str | None) -> str:
+    return text.strip() if text and text.strip() else "(none)"
+
+
+def _test_run(run: Mapping[str, Any] | None) -> str:
+    if not run:
+        return "not run"
+    if run.get("status") == "not_run":
+        return f"not run ({run.get('reason')})"
+    return (
+        f"`{run.get('command')}` exited {run.get('exit_code')} ({run.get('status')}); "
+        f"whole output: {run.get('output_file')}"
+    )
+
+
+def _sections(what: Sequence[str], inputs: Sequence[tuple[str, str]], kind: str) -> str:
+    parts = ["\n".join(what)]
+    parts += [f"## {title}\n{body}" for title, body in inputs]
+    parts.append(f"## Your answer\n{contract_text(kind)}")
+    return "\n\n".join(parts)
+
+
+def analyst_task(stack: object, collected: Mapping[str, Any]) -> str:
+    categories = ", ".join(categories_for(stack))
+    return _sections(
+        [
+            f"Classify each failure of this {stack or 'mixed'} project's tests, and each failure the user "
+            "describes, into one category: " + categories + ".",
+            "Read the failing tests and the code they exercise as needed; change no file.",
+        ],
+        [
+            ("Test run", _test_run(collected.get("test_run"))),
+            ("Failures", failures_text(collected.get("failures") or [], ANALYSIS_DETAIL_LINES)),
+            ("The user's description", _description(collected.get("description"))),
+        ],
+        FAILURE_ANALYST,
+    )
+
+
+def root_cause_task(collected: Mapping[str, Any]) -> str:
+    return _sections(
+        [
+            "Find the root cause of the failures below: the faulty code, not the symptom. Read the code, its "
+            "callers and its history (git log, git blame); you may run the failing tests. Change no file.",
+            "Score how sure you are honestly: the engine decides from your scores whether the fix goes on.",
+        ],
+        [
+            ("Test run", _test_run(collected.get("test_run"))),
+            ("Failures", failures_text(collected.get("failures") or [], ANALYSIS_DETAIL_LINES)),
+            ("Classification", _json((collected.get("analysis") or {}).get("failures") or [])),
+            ("The user's description", _description(collected.get("description"))),
+        ],
+        ROOT_CAUSE_ANALYST,
+    )
+
+
+def designer_task(collected: Mapping[str, Any], diagnosis: Mapping[str, Any]) -> str:
+    return _sections(
+        [
+            "Design the smallest fix of the root cause below. Name every file to change and how, the one "
+            "test that fails now and will pass once fixed (an existing test, or one to add), the risks, "
+            "and the approaches you rejected. Change no file.",
+        ],
+        [
+            ("Root cause", _json(diagnosis.get("root_cause") or {})),
+            ("Failures", failures_text(collected.get("failures") or [], PLAN_DETAIL_LINES)),
+            ("The user's description", _description(collected.get("description"))),
+        ],
+        FIX_DESIGNER,
+    )
+
+
+def implementer_task(
+    design: Mapping[str, Any],
+    failing: Sequence[Mapping[str, Any]],
+    red: Mapping[str, Any] | None,
+    test_command: str,
+) -> str:
+    originals = "\n".join(f"- {label(test)}" for test in failing) or "(none recorded)"
+    runner = detect_runner(test_command) or "the project's runner"
+    command = f"The engine runs tests with `{test_command}`, selecting a test by the name {runner} gives it."
+    if red is None:
+        what = [
+            "Implement the fix plan below in two stages.",
+            "Stage 1: add or change the test that reproduces the failure; do not touch the code under "
+            'test yet. Answer with stage "test" and that test. The engine runs exactly that test: it must '
+            "fail now, or your answer is refused.",
+            'Stage 2, once the engine confirms the test fails: fix the code, and answer with stage "fix" '
+            "and the files you changed. The engine then runs your test and the tests that failed before; "
+            "all must pass.",
+        ]
+    else:
+        what = [
+            f"The test {label(red['test'])} fails before the fix, as the engine confirmed (red). Now fix the "
+            'code according to the plan below, keep the test, and answer with stage "fix" and the files you '
+            "changed. The engine runs your test and the tests that failed before; all must pass.",
+        ]
+    return _sections(
+        what,
+        [
+            ("Fix plan", _json({key: design.get(key) for key in ("summary", "changes", "test", "risks")})),
+            ("Tests that failed before", originals),
+            ("Running tests", command),
+        ],
+        IMPLEMENTER,
+    )
+
+
+def red_proven(test: Mapping[str, Any], message: str | None) -> str:
+    """The instruction that sends the implementer on once its test fails before the fix."""
+    why = f" ({message})" if message else ""
+    return (
+        f"Red proven: {label(test)} fails before the fix{why}. Now fix the code according to the plan, keep "
+        'the test, and answer with stage "fix" and files_modified.'
+    )
