@@ -165,6 +165,42 @@ def test_the_coordinator_is_not_recorded(hooks: HookEnv, run: Run, tmp_path: Pat
     assert [line["kind"] for line in run.ledger()] == ["stop"]
 
 
+def test_the_coordinator_s_tokens_come_from_its_transcript(hooks: HookEnv, review_run: Run) -> None:
+    run = review_run
+    response = {
+        "type": "assistant",
+        "message": {
+            "id": "msg_1",
+            "model": "claude-haiku-5-5",
+            "usage": {"input_tokens": 9000, "output_tokens": 120, "cache_read_input_tokens": 800},
+        },
+    }
+    (hooks.project / "agent-coord.jsonl").write_text(
+        json.dumps(response) + "\n" + json.dumps(response) + "\n"
+    )
+    assert stop(hooks, "coord", "fixloop review: done", agent_type="fixloop:coordinator") == (0, "")
+    usage_line = run.ledger()[-1]
+    assert usage_line == {
+        "kind": "usage",
+        "ts_ms": usage_line["ts_ms"],
+        "agent": "coordinator",
+        "agent_id": "coord",
+        "usage": {
+            "input_tokens": 9000,
+            "output_tokens": 120,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 800,
+        },
+        "total_tokens": 9920,
+        "model": "claude-haiku-5-5",
+        "responses": 1,
+    }
+    code, report = run.engine("review", "report", run.run_id, "--format", "json")
+    assert code == 0
+    spent = report["usage"]["by_agent"]["coordinator"]
+    assert (spent["calls"], spent["total_tokens"]) == (1, 9920)
+
+
 def test_the_hook_blocks_at_most_twice_even_if_the_engine_always_asks_again(
     hooks: HookEnv, run: Run, tmp_path: Path
 ) -> None:

@@ -152,6 +152,8 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
             went_on = output is not None
     if agent_id is not None:
         _store_verdict(context, agent_id, verdict, went_on)
+    if not contracted:
+        _record_transcript_usage(context, payload, agent, agent_id)
     if output is None:
         launch = ledger.find_launch(records, agent_id)
         if launch is not None:
@@ -159,6 +161,23 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
 
             calls.close_background(context, stop, launch.get("tool_use_id"), None)
     return output
+
+
+def _record_transcript_usage(
+    context: RunContext, payload: Mapping[str, Any], agent: str, agent_id: str | None
+) -> None:
+    """A `usage` ledger line with what the agent's transcript says it spent (no tool result reports it)."""
+    path = payload.get("agent_transcript_path")
+    if not isinstance(path, str) or not path:
+        return
+    from fixloop.hookside.transcript_usage import transcript_usage
+
+    spent = transcript_usage(path)
+    if spent is not None:
+        ledger.append(
+            context.run_dir,
+            {"kind": "usage", "ts_ms": now_ms(), "agent": agent, "agent_id": agent_id, **spent},
+        )
 
 
 def _go_on(
