@@ -10,6 +10,7 @@ from helpers_runs import FakeClock, read_events
 
 from fixloop.cli import cli
 from fixloop.runs import creation, ending, lifecycle, phasebook
+from fixloop.store import layout, ledger
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -109,6 +110,37 @@ def test_summary(logged_run: dict[str, Any]) -> None:
     assert document["counts_by_level"] == {"E": 1, "I": 4, "X": 1}
     assert document["event_count"] == 6
     assert document["corrupt_lines"] == 0
+    assert document["usage"]["total"]["total_tokens"] == 0
+
+
+def test_summary_of_a_run_counts_its_tokens(logged_run: dict[str, Any], git_project: Path) -> None:
+    run_dir = Path(layout.run_dir(git_project, logged_run["run_id"]))
+    spent = {
+        "input_tokens": 1000,
+        "output_tokens": 200,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    for agent in ("failure-analyst", "coordinator"):
+        ledger.append(
+            run_dir,
+            {
+                "kind": "usage",
+                "ts_ms": 1,
+                "agent": agent,
+                "usage": spent,
+                "total_tokens": 1200,
+                "model": "claude-sonnet-5",
+            },
+        )
+    code, document = invoke_json("log", "summary", logged_run["run_id"])
+    assert code == 0
+    usage = document["usage"]
+    assert sorted(usage["by_agent"]) == ["coordinator", "failure-analyst"]
+    assert usage["total"]["total_tokens"] == 2400
+    assert usage["total"]["cost_usd"] == 2 * (1000 * 3 + 200 * 15) / 1_000_000
+    code, from_file = invoke_json("log", "summary", logged_run["logging"]["log_files"]["jsonl"])
+    assert code == 0 and "usage" not in from_file  # a log file alone says nothing of tokens
 
 
 def test_log_file_path_inside_the_project(logged_run: dict[str, Any], git_project: Path) -> None:

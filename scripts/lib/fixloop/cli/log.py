@@ -17,6 +17,7 @@ import click
 from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
+from fixloop.core.ids import is_run_id
 from fixloop.report import logquery
 from fixloop.runs.listing import resolve_alias
 from fixloop.store import layout
@@ -123,9 +124,17 @@ def errors(run_or_file: str, types: tuple[str, ...]) -> None:
 @log.command("summary")
 @click.argument("run_or_file")
 def summary(run_or_file: str) -> None:
-    """Session start and end, phase durations, counts by level and type, decisions, user interactions."""
-    path = log_path(run_or_file)
-    print_json({"log_file": str(path), **logquery.summary(path)})
+    """Session start and end, phase durations, counts by level and type, decisions, user interactions;
+    for a run, also its tokens and estimated cost per agent, round and step."""
+    root = Path(layout.project_root())
+    value = resolve_alias(root, run_or_file)
+    path = logquery.log_path(root, value)
+    document: dict[str, Any] = {"log_file": str(path), **logquery.summary(path)}
+    if is_run_id(value):
+        from fixloop.runs import lifecycle, usage
+
+        document["usage"] = usage.run_usage(root, lifecycle.load_run(root, value))
+    print_json(document)
 
 
 @log.command("timeline")
