@@ -460,3 +460,85 @@ def test_a_terminal_uses_the_environment_of_the_installed_plugin(
     assert fresh_log.read_text() == "used\n"
     assert not stale_log.exists()
     assert not (home / ".cache").exists()  # no second environment
+
+
+# ---- a broken environment: said in JSON, rebuilt once ---------------------------------------------------
+
+
+def test_a_broken_environment_is_rebuilt_once_then_left_to_the_user(tmp_path: Path) -> None:
+    import venv
+
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    fake_uv(tools)
+    data = tmp_path / "data"
+    broken = data / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(broken)  # a stamp, but no click, no pydantic
+    digest = sha256_file(PLUGIN_ROOT / "scripts" / "requirements.lock")
+    (broken / "fixloop-requirements.sha256").write_text(digest + "\n")
+
+    done = entry(PLUGIN_ROOT, data, ["phases", "review"], tools)
+    assert done.returncode == 4
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "ENGINE_BROKEN"
+    assert (
+        error["message"]
+        == "A dependency of the engine does not load (ModuleNotFoundError: No module named 'click')."
+    )
+    assert error["suggestion"] == (
+        f"fixloop's environment at {broken} is broken. fixloop rebuilds it on the next command; run it again."
+    )
+    assert "Traceback" not in done.stderr
+    assert not (broken / "fixloop-requirements.sha256").exists()
+
+    rebuilt = entry(PLUGIN_ROOT, data, ["phases", "review"], tools)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["workflow"] == "review"
+    assert len(builds(data)) == 1
+
+    # broken again within the hour: not rebuilt in a loop
+    for name in ("click",):
+        for site in (data / "venv").glob("lib/python*/site-packages"):
+            target = site / name
+            if target.is_symlink() or target.exists():
+                target.unlink() if target.is_symlink() else None
+            (site / f"{name}.py").write_text("raise ImportError('corrupt click')\n")
+    again = entry(PLUGIN_ROOT, data, ["phases", "review"], tools)
+    assert again.returncode == 4
+    error = json.loads(again.stdout)["error"]
+    assert error["message"] == "A dependency of the engine does not load (ImportError: corrupt click)."
+    assert "rebuilt once and is still broken" in error["suggestion"]
+    assert (data / "venv" / "fixloop-requirements.sha256").exists()
+
+
+def test_a_broken_interpreter_of_the_user_is_not_touched(tmp_path: Path) -> None:
+    """FIXLOOP_PYTHON names a Python whose pydantic is half installed: reported, nothing of it removed."""
+    import sysconfig
+    import venv
+
+    target = tmp_path / "users-venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(target)
+    (site,) = target.glob("lib/python*/site-packages")
+    real = Path(sysconfig.get_paths()["purelib"])
+    for entry_path in real.iterdir():
+        if entry_path.name != "pydantic":
+            (site / entry_path.name).symlink_to(entry_path)
+    (site / "pydantic").mkdir()
+    (site / "pydantic" / "__init__.py").write_text("raise ImportError('half-installed pydantic')\n")
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"status": "success", "agent": "code-reviewer", "issues": []}))
+    python = target / "bin" / "python"
+    done = entry(
+        PLUGIN_ROOT,
+        tmp_path / "data",
+        ["validate", "reviewer", str(answer)],
+        tool_dir(tmp_path, None),
+        {"FIXLOOP_PYTHON": str(python)},
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "ENGINE_BROKEN"
+    assert (
+        error["message"] == "A dependency of the engine does not load (ImportError: half-installed pydantic)."
+    )
+    assert "unset FIXLOOP_PYTHON" in error["suggestion"]
+    assert (site / "pydantic" / "__init__.py").exists()

@@ -33,6 +33,10 @@ def guarded(action: Callable[[], R]) -> R:
         fail(error)
     except (SystemExit, KeyboardInterrupt, click.exceptions.Exit, click.ClickException, click.Abort):
         raise
+    except ImportError as error:  # a dependency of the engine is missing or corrupt
+        from fixloop.core.broken_env import fail_broken
+
+        fail_broken(error)
     except OSError as error:
         fail(FixloopError("IO_ERROR", f"{error.strerror or error}: {error.filename or ''}".strip(": ")))
     except Exception as error:  # the CLI contract: no traceback ever reaches a caller
