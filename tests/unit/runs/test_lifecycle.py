@@ -691,3 +691,25 @@ def test_a_gitignore_of_the_user_is_left_as_it_is(git_project: Path) -> None:
     (git_project / ".claude/fixloop/.gitignore").write_text("runs/\n")
     start(git_project, FakeClock(START_S))
     assert (git_project / ".claude/fixloop/.gitignore").read_text() == "runs/\n"
+
+
+def test_a_log_that_cannot_be_written_is_said_not_dropped(
+    git_project: Path, plugin_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = git_project / ".claude" / "logs" / "fixloop"
+    logs.mkdir(parents=True)
+    (logs / "review").write_text("a file where the log folder goes\n")
+    result = creation.start_run("review", root=git_project, clock=FakeClock(START_S))
+    run_id = result["state"]["run_id"]
+    (warning,) = result["warnings"]
+    assert warning["code"] == "LOG_WRITE_FAILED"
+    assert warning["message"].startswith("The run's log cannot be written (NotADirectoryError: ")
+    assert capsys.readouterr().err.startswith(
+        f"fixloop: cannot write the log of run {run_id}: NotADirectoryError"
+    )
+    ending.end_run(git_project, run_id, "failed")
+    lost = [json.loads(line) for line in (plugin_data / "unwritten-events.jsonl").read_text().splitlines()]
+    assert [item["event"]["type"] for item in lost] == ["SESSION_START", "WARNING", "SESSION_END"]
+    assert {item["code"] for item in lost} == {"LOG_WRITE_FAILED"}
+    assert {item["run_id"] for item in lost} == {run_id}
+    assert capsys.readouterr().err == ""  # said once per run

@@ -162,7 +162,7 @@ def start_run(
     if session:
         layout.bind_session(root, session, state["run_id"])
     events = run_log(state, clock)
-    events.emit(
+    started = events.emit(
         "I",
         "SESSION_START",
         workflow=workflow,
@@ -175,6 +175,14 @@ def start_run(
             "git_branch": gitfiles.current_branch(root),
         },
     )
+    if started is None and log_enabled:
+        warnings.append(
+            {
+                "code": "LOG_WRITE_FAILED",
+                "message": f"The run's log cannot be written ({events.last_error}); the events it loses are "
+                "listed in the plugin data directory's unwritten-events.jsonl.",
+            }
+        )
     for warning in warnings:
         events.emit("W", "WARNING", **warning)
     return {"state": state, "warnings": warnings, "free_text": state["free_text"]}

@@ -8,11 +8,12 @@ each change is one StateStore.update, so a refused call leaves the state and the
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from fixloop.core import timekeeping
+from fixloop.core import datadir, timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.store import layout
@@ -92,7 +93,34 @@ def run_log(state: Mapping[str, Any], clock: Clock | None = None) -> EventLog:
     if logging.get("enabled") is True and isinstance(files, Mapping):
         jsonl = Path(files["jsonl"]) if isinstance(files.get("jsonl"), str) and files["jsonl"] else None
         text = Path(files["text"]) if isinstance(files.get("text"), str) and files["text"] else None
-    return EventLog(jsonl, text, session_id, str(level), clock=clock or timekeeping.default_clock)
+    return EventLog(
+        jsonl,
+        text,
+        session_id,
+        str(level),
+        clock=clock or timekeeping.default_clock,
+        on_failure=_LostEvents(str(state.get("run_id") or "")),
+    )
+
+
+class _LostEvents:
+    """What a run log could not write is not dropped in silence: the first failure is said on stderr, and
+    each event's type goes to <data dir>/unwritten-events.jsonl (when that can be written)."""
+
+    FILE = "unwritten-events.jsonl"
+    _told: ClassVar[set[str]] = set()
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def __call__(self, event: dict[str, Any], reason: str) -> None:
+        if self.run_id not in self._told:
+            self._told.add(self.run_id)
+            sys.stderr.write(f"fixloop: cannot write the log of run {self.run_id}: {reason}\n")
+        fallback = EventLog(Path(datadir.data_dir()) / self.FILE, None, self.run_id)
+        fallback.emit(
+            "W", "WARNING", code="LOG_WRITE_FAILED", message=reason, run_id=self.run_id, event=event
+        )
 
 
 # ---- input checks --------------------------------------------------------------------------------

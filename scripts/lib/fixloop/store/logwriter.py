@@ -120,6 +120,7 @@ class EventLog:
         session_id: str,
         level: str = "info",
         clock: Callable[[], float] = time.time,
+        on_failure: Callable[[dict[str, Any], str], None] | None = None,
     ) -> None:
         if level not in LOG_LEVELS:
             raise FixloopError(
@@ -130,6 +131,7 @@ class EventLog:
         self.session_id = session_id
         self.level = level
         self.clock = clock
+        self.on_failure = on_failure  # told of each event a write failed for, with the reason
         self.last_error: str | None = None
 
     def writes(self, level: str) -> bool:
@@ -171,6 +173,8 @@ class EventLog:
                 append_line(self.text_path, (render_text(event) + "\n").encode("utf-8"))
         except (OSError, ValueError, TypeError, RecursionError) as error:
             self.last_error = f"{error.__class__.__name__}: {error}"
+            if self.on_failure is not None:
+                self.on_failure({"level": level, "type": type}, self.last_error)
             return None
         finally:
             if lock_fd >= 0:
