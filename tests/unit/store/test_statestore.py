@@ -108,6 +108,18 @@ def test_create_refuses_an_existing_state(store: StateStore) -> None:
     assert store.read()["status"] == "running"
 
 
+def test_a_creation_that_fails_half_way_leaves_no_run(store: StateStore) -> None:
+    store.history_path.mkdir(parents=True)  # its history cannot be read nor written
+    with pytest.raises(FixloopError) as caught:
+        store.create(run_state())
+    assert caught.value.code == "STATE_UNREADABLE"
+    assert not store.path.exists()
+    assert sorted(path.name for path in store.path.parent.iterdir()) == [
+        store.history_path.name,
+        "state.json.lock",
+    ]
+
+
 def test_create_refuses_an_invalid_document(store: StateStore) -> None:
     with pytest.raises(FixloopError) as caught:
         store.create(run_state(error_count="zero"))

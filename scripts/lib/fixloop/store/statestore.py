@@ -6,6 +6,7 @@ Layout beside the state file `<name>`: `<name>.bak` (the state before the latest
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
@@ -102,7 +103,13 @@ class StateStore:
             if self.path.exists():
                 raise FixloopError("RUN_EXISTS", f"State {self.path} already exists.", path=str(self.path))
             self._write_io(self.path, encode_state(state))
-            self._record_history("create", sorted(state))
+            try:
+                self._record_history("create", sorted(state))
+            except BaseException:  # all or nothing: no run is left behind by a creation that failed
+                for written in (self.path, self.history_path):
+                    with contextlib.suppress(OSError):
+                        written.unlink(missing_ok=True)
+                raise
         return state
 
     def read(self) -> dict[str, Any]:
