@@ -161,3 +161,17 @@ def test_the_kept_prompt_stays_out_of_git(hooks: HookEnv) -> None:
         check=True,
     )
     assert status.stdout == ""
+
+
+def test_a_fixloop_folder_that_leads_outside_the_project_is_not_written(
+    hooks: HookEnv, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (hooks.project / ".claude").mkdir(exist_ok=True)
+    (hooks.project / ".claude" / "fixloop").symlink_to(elsewhere, target_is_directory=True)
+    done = hooks.run("UserPromptSubmit", prompt_payload(hooks, "/fixloop:review"))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert list(elsewhere.rglob("*")) == []
+    (warning,) = [json.loads(line) for line in (hooks.data / "hook-warnings.jsonl").read_text().splitlines()]
+    assert warning["code"] == "FIXLOOP_DIR_OUTSIDE_PROJECT"

@@ -713,3 +713,33 @@ def test_a_log_that_cannot_be_written_is_said_not_dropped(
     assert {item["code"] for item in lost} == {"LOG_WRITE_FAILED"}
     assert {item["run_id"] for item in lost} == {run_id}
     assert capsys.readouterr().err == ""  # said once per run
+
+
+@pytest.mark.parametrize("linked", [".claude", ".claude/logs", ".claude/fixloop"])
+def test_fixloop_folders_that_lead_outside_the_project_are_refused(
+    git_project: Path, tmp_path: Path, linked: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = git_project / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(FixloopError) as caught:
+        creation.start_run("review", root=git_project, clock=FakeClock(START_S))
+    assert caught.value.code == "FIXLOOP_DIR_OUTSIDE_PROJECT"
+    assert "through a symbolic link" in caught.value.message
+    assert list(elsewhere.rglob("*")) == []
+
+
+def test_a_link_planted_after_the_run_started_stops_its_state_writes(
+    git_project: Path, tmp_path: Path
+) -> None:
+    run_id = creation.start_run("review", root=git_project, clock=FakeClock(START_S))["state"]["run_id"]
+    moved = tmp_path / "moved"
+    (git_project / ".claude" / "fixloop").rename(moved)
+    (git_project / ".claude" / "fixloop").symlink_to(moved, target_is_directory=True)
+    before = (moved / "runs" / run_id / "state.json").read_bytes()
+    with pytest.raises(FixloopError) as caught:
+        ending.end_run(git_project, run_id, "failed")
+    assert caught.value.code == "FIXLOOP_DIR_OUTSIDE_PROJECT"
+    assert (moved / "runs" / run_id / "state.json").read_bytes() == before

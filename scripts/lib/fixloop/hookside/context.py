@@ -12,6 +12,7 @@ import sys
 import time
 
 from fixloop.core import datadir, jsoncodec
+from fixloop.core.errors import FixloopError
 from fixloop.hookside.payload import project_of, session_of
 from fixloop.store import layout
 
@@ -94,6 +95,11 @@ def find_run(payload: Mapping[str, Any]) -> RunContext | None:
     root = project_of(payload)
     run_id = layout.run_for_session(root, session)
     if run_id is None:
+        return None
+    try:
+        layout.require_own_dir_inside(root, layout.fixloop_dir(root))
+    except FixloopError as error:  # written nowhere outside the project; the session goes on
+        fallback_warning(error.code, error.message, payload)
         return None
     state_file = layout.state_path(root, run_id)
     if not os.path.exists(state_file):

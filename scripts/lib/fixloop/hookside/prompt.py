@@ -13,6 +13,7 @@ import os
 import sys
 
 from fixloop.core import jsoncodec
+from fixloop.core.errors import FixloopError
 from fixloop.hookside.context import describe, fallback_warning, now_ms, read_payload
 from fixloop.hookside.payload import project_of, session_of
 from fixloop.store import layout
@@ -64,6 +65,11 @@ def store_prompt(payload: Mapping[str, Any]) -> str | None:
     from fixloop.store.atomic import write_atomic
     from fixloop.store.ignored import keep_out_of_git
 
+    try:
+        layout.require_own_dir_inside(root, layout.fixloop_dir(root))
+    except FixloopError as error:
+        fallback_warning(error.code, f"The /fixloop: prompt was not kept: {error.message}", payload)
+        return None
     keep_out_of_git(layout.fixloop_dir(root))
     os.makedirs(os.path.dirname(target), exist_ok=True)  # the directory keeps the usual mode
     previous = os.umask(0o077)  # the file is created 0600: the prompt is the user's words

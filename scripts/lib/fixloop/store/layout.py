@@ -146,6 +146,22 @@ def resolve_inside(root: PathText, user_path: PathText) -> Path:
     return resolved
 
 
+def require_own_dir_inside(root: PathText, directory: PathText) -> None:
+    """Refuse (FIXLOOP_DIR_OUTSIDE_PROJECT) one of fixloop's folders in the project (`.claude/fixloop`,
+    `.claude/logs/fixloop`, ...) that a symbolic link sends outside it: a repository could otherwise make
+    fixloop write wherever it likes."""
+    real_root = os.path.realpath(root)
+    resolved = os.path.realpath(directory)
+    if resolved != real_root and not resolved.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise FixloopError(
+            "FIXLOOP_DIR_OUTSIDE_PROJECT",
+            f"{directory} leads outside the project (to {resolved}) through a symbolic link; fixloop writes "
+            "its state and logs only inside the project. Remove the link.",
+            path=os.fspath(directory),
+            resolved=resolved,
+        )
+
+
 def _outside(user_path: str, reason: str) -> FixloopError:
     return FixloopError(
         "PATH_OUTSIDE_PROJECT",
