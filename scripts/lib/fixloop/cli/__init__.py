@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import io
+import sys
 from typing import Any
 
 import click
@@ -76,6 +78,10 @@ def unknown_command(name: str, known: list[str]) -> FixloopError:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # Arguments are decoded with surrogateescape: a byte that is not UTF-8 must not reach stdout raw.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     try:
         guarded(lambda: cli.main(args=argv, prog_name="fixloop", standalone_mode=False))
     except click.exceptions.Exit as done:

@@ -31,11 +31,21 @@ def run_arg(value: str) -> str:
     return resolve_run(project(), value)
 
 
+MAX_OPTION_JSON_CHARS = 100_000
+MAX_OPTION_JSON_DEPTH = 32
+
+
 def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
     if text is None:
         return None
+    if len(text) > MAX_OPTION_JSON_CHARS:
+        raise FixloopError(
+            "INVALID_JSON", f"{option} is longer than {MAX_OPTION_JSON_CHARS} characters.", argument=option
+        )
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise FixloopError("INVALID_SUMMARY", f"{option} is nested too deeply.", argument=option) from None
     except json.JSONDecodeError as error:
         raise FixloopError(
             "INVALID_JSON",
@@ -50,7 +60,25 @@ def parse_json_object(text: str | None, option: str) -> dict[str, Any] | None:
             argument=option,
             received_type=type(value).__name__,
         )
+    if _depth(value) > MAX_OPTION_JSON_DEPTH:
+        raise FixloopError(
+            "INVALID_SUMMARY",
+            f"{option} is nested deeper than {MAX_OPTION_JSON_DEPTH} levels.",
+            argument=option,
+        )
     return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests objects and arrays (without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def gather_files(
