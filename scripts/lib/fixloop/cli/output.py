@@ -33,9 +33,11 @@ def guarded(action: Callable[[], R]) -> R:
         fail(error)
     except (SystemExit, KeyboardInterrupt, click.exceptions.Exit, click.ClickException, click.Abort):
         raise
-    except ImportError as error:  # a dependency of the engine is missing or corrupt
-        from fixloop.core.broken_env import fail_broken
+    except ImportError as error:
+        from fixloop.core.broken_env import fail_broken, is_dependency_failure
 
+        if not is_dependency_failure(error):  # fixloop's own code: a fault, not the environment
+            fail(FixloopError("INTERNAL_ERROR", f"{type(error).__name__}: {error}", exit_code=70))
         fail_broken(error)
     except OSError as error:
         fail(FixloopError("IO_ERROR", f"{error.strerror or error}: {error.filename or ''}".strip(": ")))

@@ -31,6 +31,11 @@ def _own_venv() -> str | None:
     return venv if same else None
 
 
+def is_dependency_failure(error: ImportError) -> bool:
+    """Whether the import that failed is a dependency's, not one of fixloop's own modules."""
+    return (error.name or "").split(".")[0] != "fixloop"
+
+
 def broken_document(error: BaseException) -> dict[str, object]:
     """The ENGINE_BROKEN error document; marks fixloop's own environment for one rebuild."""
     cause = f"{type(error).__name__}: {error}"
@@ -78,3 +83,14 @@ def fail_broken(error: BaseException) -> NoReturn:
     sys.stdout.write(json.dumps(broken_document(error), ensure_ascii=False, indent=2) + "\n")
     sys.stdout.flush()
     raise SystemExit(EXIT_CODE)
+
+
+def fail_internal(error: BaseException) -> NoReturn:
+    """A fault in fixloop's own code before the CLI could load: JSON, no traceback."""
+    document = {
+        "status": "failed",
+        "error": {"code": "INTERNAL_ERROR", "message": f"{type(error).__name__}: {error}"},
+    }
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+    raise SystemExit(70)

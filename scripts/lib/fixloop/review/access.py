@@ -6,13 +6,23 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from fixloop.contracts.coordinator import LoopConfig
+from fixloop.core.errors import FixloopError
 from fixloop.review.state import STATE_VERSION, Review, Round, RunState, new_review
+from fixloop.review.state_check import shape_problems
 
 
 def started_review(state: Mapping[str, Any]) -> Review | None:
     """The run's review object, or None before the loop has started it."""
     review = state.get("review")
     if isinstance(review, dict) and review.get("version") == STATE_VERSION:
+        problems = shape_problems(review, Review)
+        if problems:
+            raise FixloopError(
+                "STATE_CORRUPT",
+                f"The review of run {state.get('run_id')} is damaged: {'; '.join(problems)}.",
+                run_id=state.get("run_id"),
+                problems=problems,
+            )
         return cast(Review, review)
     return None
 
