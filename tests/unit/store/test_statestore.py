@@ -378,3 +378,24 @@ def test_atomic_write_creates_directories_and_replaces(tmp_path: Path) -> None:
     write_atomic(target, b"two")
     assert target.read_bytes() == b"two"
     assert os.listdir(target.parent) == ["file.txt"]
+
+
+def test_temporary_files_of_killed_writers_are_removed(store: StateStore) -> None:
+    import os
+    import subprocess
+    import sys
+
+    store.create(run_state())
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_pid = int(dead.stdout)
+    left = store.path.parent / f".state.json.{dead_pid}.0.tmp"
+    left.write_bytes(b"x" * 1_000_000)  # what a write killed half-way leaves
+    live = store.path.parent / f".state.json.{os.getpid()}.7.tmp"
+    live.write_bytes(b"in progress")
+    other = store.path.parent / "notes.tmp"
+    other.write_text("not ours")
+    store.update(lambda state: state.update(status="ended"))
+    assert not left.exists()
+    assert live.exists() and other.exists()

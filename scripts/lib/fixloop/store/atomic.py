@@ -55,3 +55,36 @@ def fsync_directory(directory: str | os.PathLike[str]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sweep_stale_temps(directory: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files write_atomic left in `directory` when a process was killed mid-write (its
+    pid is no longer alive); the names removed. Files of live processes are left alone."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        parts = name.split(".")
+        # .<name>.<pid>.<n>.tmp
+        if not (name.startswith(".") and name.endswith(".tmp") and len(parts) >= 5 and parts[-3].isdigit()):
+            continue
+        if _alive(int(parts[-3])):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True

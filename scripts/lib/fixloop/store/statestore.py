@@ -19,7 +19,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.core.ids import is_run_id
 from fixloop.core.redact import redact
 from fixloop.core.timekeeping import utc_timestamp_ms
-from fixloop.store.atomic import write_atomic
+from fixloop.store.atomic import sweep_stale_temps, write_atomic
 from fixloop.store.jsonl import json_objects
 from fixloop.store.locking import file_lock
 
@@ -187,7 +187,7 @@ class StateStore:
     # ---- internals ----------------------------------------------------------------------------
 
     def _locked(self) -> AbstractContextManager[None]:
-        return file_lock(self.path, timeout=self.lock_timeout)
+        return _SweepingLock(file_lock(self.path, timeout=self.lock_timeout), self.path.parent)
 
     def _problems(self, doc: dict[str, Any]) -> list[str]:
         return self.validate(doc) if self.validate is not None else []
@@ -268,6 +268,21 @@ class StateStore:
         existing = (self._read_bytes_or_none(self.history_path) or b"").splitlines()
         kept = [*existing[max(0, len(existing) - self.history_limit + 1) :], line]
         self._write_io(self.history_path, b"\n".join(kept) + b"\n")
+
+
+class _SweepingLock:
+    """The state's lock; once held, the temporary files of writers killed mid-write are removed."""
+
+    def __init__(self, lock: file_lock, directory: Path) -> None:
+        self.lock = lock
+        self.directory = directory
+
+    def __enter__(self) -> None:
+        self.lock.__enter__()
+        sweep_stale_temps(self.directory)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.lock.__exit__(*exc)
 
 
 def _changed_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
