@@ -27,3 +27,20 @@ def increment_many(path: str, count: int) -> None:
     store = StateStore(Path(path), validate=minimal_run_state_errors, lock_timeout=120)
     for _ in range(count):
         store.update(_increment, action="increment")
+
+
+def write_forever(directory: str) -> None:
+    """Update a run state, append log events and ledger lines, in a loop, until killed."""
+    from fixloop.store import ledger
+
+    root = Path(directory)
+    store = StateStore(root / "state.json", validate=minimal_run_state_errors, lock_timeout=120)
+    log = EventLog(root / "run.jsonl", root / "run.log", "a1b2c3d4")
+    number = 0
+    while True:
+        number += 1
+        payload = "x" * (number % 5000)  # states of changing size: some writes are long
+        tick = {"counter": number, "payload": payload}
+        store.update(lambda state, tick=tick: state["review"].update(tick), action="tick")
+        log.emit("I", "DATA_COLLECTED", data_type="tick", summary={"n": number, "pad": payload[:3000]})
+        ledger.append(str(root), {"kind": "stop", "ts_ms": number, "agent": "code-reviewer", "pad": payload})
