@@ -6,8 +6,9 @@ Prints, per case, the median over N runs of the process's wall time and of its C
 of the hook and its children, which other load on the machine disturbs less), and the ratios of both to
 `python3 -c pass` of the hooks' interpreter (this one unless --hook-python names another; the engine
 that SubagentStop calls always runs on this one).
-The hooks that fire on every subagent call (PreToolUse, PostToolUse, SubagentStart) and on every prompt
-(UserPromptSubmit) aim at <= 2x.
+The hooks that fire on every subagent call (PreToolUse, PostToolUse, SubagentStart), on every prompt
+(UserPromptSubmit) and on every Edit/Write (PreToolUse, PostToolUse: anyone's edit starts no interpreter,
+a fixloop agent's is recorded) aim at <= 2x.
 `python3 -S -c pass` is printed too: the ratio depends on how much the interpreter's site-packages cost
 at start-up (hooks run with -S), so compare the absolute figures across machines.
 SubagentStop runs the engine (`fixloop record`) once per agent but the coordinator; SessionStart once per
@@ -35,8 +36,11 @@ HOOKS = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
 EVERY_CALL = ("PreToolUse", "PostToolUse", "SubagentStart", "UserPromptSubmit")
 
 
-def command_of(event: str) -> str:
-    command: str = HOOKS[event][0]["hooks"][0]["command"]
+def command_of(event: str, matcher: str = "Agent|Task") -> str:
+    """The command of `event`'s entry with `matcher` (the only entry for events without one)."""
+    entries = HOOKS[event]
+    (entry,) = [e for e in entries if e.get("matcher", matcher) == matcher] if len(entries) > 1 else entries
+    command: str = entry["hooks"][0]["command"]
     return command
 
 
@@ -84,9 +88,14 @@ def main() -> int:
             "review", root=project, changed_files=["src/app.py"], claude_session_id=session
         )["state"]
         # A pending dispatch of the six reviewers: calls get its model, reviewers their task.
+        from fixloop.store import edits, layout
         from fixloop.workflows.driver import next_action
 
         next_action(project, state["run_id"])
+        # An open fix round (touch window): each measured fixer edit is the first touch of its own file.
+        for index in range(args.runs):
+            (project / "src" / f"edit{index}.py").write_text("x = 1\n" * 200)
+        edits.begin(project, Path(layout.run_dir(project, state["run_id"])), "round-1")
         env = {
             **os.environ,
             "CLAUDE_PLUGIN_ROOT": str(ROOT),
@@ -132,6 +141,33 @@ def main() -> int:
 
             return make
 
+        def edit(event: str, agent_type: str | None) -> Callable[[int], tuple[list[str], bytes]]:
+            def make(index: int) -> tuple[list[str], bytes]:
+                path = str(project / "src" / f"edit{index}.py")
+                payload: dict[str, Any] = {
+                    **common(event),
+                    "tool_name": "Edit",
+                    "tool_input": {
+                        "file_path": path,
+                        "old_string": "x",
+                        "new_string": "y",
+                        "replace_all": False,
+                    },
+                    "tool_use_id": f"toolu_edit_{index}",
+                }
+                if agent_type is not None:
+                    payload.update(agent_id="a-edit", agent_type=agent_type)
+                if event == "PostToolUse":
+                    payload["tool_response"] = {
+                        "filePath": path,
+                        "structuredPatch": [],
+                        "userModified": False,
+                    }
+                command = command_of(event, "Edit|Write|MultiEdit|NotebookEdit")
+                return ["sh", "-c", command], json.dumps(payload, separators=(",", ":")).encode()
+
+            return make
+
         cases: list[tuple[str, str, Callable[[int], tuple[list[str], bytes]]]] = [
             ("baseline", "python3 -c pass", lambda _i: ([hook_python, "-c", "pass"], b"")),
             ("baseline", "python3 -S -c pass", lambda _i: ([hook_python, "-S", "-c", "pass"], b"")),
@@ -150,6 +186,14 @@ def main() -> int:
             ("PreToolUse", "run, reviewer (group lock)", hook("PreToolUse", pre("fixloop:code-reviewer"))),
             ("PostToolUse", "run, fixloop:review-fixer", hook("PostToolUse", post("fixloop:review-fixer"))),
             ("PostToolUse", "run, reviewer (group lock)", hook("PostToolUse", post("fixloop:code-reviewer"))),
+            ("PreToolUse", "Edit, main thread (no interpreter)", edit("PreToolUse", None)),
+            ("PreToolUse", "Edit, other agent (no interpreter)", edit("PreToolUse", "general-purpose")),
+            ("PreToolUse", "Edit, review-fixer (prior kept)", edit("PreToolUse", "fixloop:review-fixer")),
+            (
+                "PostToolUse",
+                "Edit, review-fixer (write recorded)",
+                edit("PostToolUse", "fixloop:review-fixer"),
+            ),
             (
                 "SubagentStart",
                 "run, fixloop:code-reviewer",

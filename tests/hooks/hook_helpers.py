@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -59,10 +60,15 @@ def base_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key not in _SCRUBBED}
 
 
-def hook_command(event: str) -> str:
-    """The command hooks.json runs for `event`, with ${CLAUDE_PLUGIN_ROOT} left for the shell to expand."""
+def hook_command(event: str, tool: str | None = None) -> str:
+    """The command hooks.json runs for `event`, with ${CLAUDE_PLUGIN_ROOT} left for the shell to expand:
+    of the entry whose matcher matches `tool` as Claude Code matches it (the whole name), else the first."""
     config = json.loads(HOOKS_JSON.read_text())
-    (entry,) = config["hooks"][event]
+    entries = config["hooks"][event]
+    if tool is not None:
+        (entry,) = [e for e in entries if re.fullmatch(e.get("matcher") or ".*", tool)]
+    else:
+        entry = entries[0]
     (hook,) = entry["hooks"]
     command: str = hook["command"]
     return command
@@ -82,8 +88,10 @@ class HookEnv:
         payload: dict[str, Any] | str | bytes,
         extra_env: dict[str, str] | None = None,
         timeout: float = 120,
+        tool: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run the hook command hooks.json registers for `event` through a shell, as Claude Code does."""
+        """Run the hook command hooks.json registers for `event` (and `tool`, see hook_command) through a
+        shell, as Claude Code does."""
         if isinstance(payload, dict):
             data = json.dumps(payload).encode()
         elif isinstance(payload, str):
@@ -92,7 +100,7 @@ class HookEnv:
             data = payload
         env = {**self.env, **(extra_env or {})}
         done = subprocess.run(
-            ["sh", "-c", hook_command(event)],
+            ["sh", "-c", hook_command(event, tool)],
             input=data,
             capture_output=True,
             env=env,

@@ -6,6 +6,9 @@ SubagentStop blocks it once) and a background test-analyzer. Checks what only th
 ids agree across hooks, the block reaches the subagent, SubagentStart's task reaches it, PreToolUse's
 model is the one it runs on, PostToolUse's one line replaces the answer the main thread reads, the Bash
 tool finds the data directory SessionStart exported.
+
+A second session plays a fix round: the fixer Edits a file, the Edit hooks record the touch, and the rollback
+after the failed verification restores the file from what they kept.
 """
 
 from __future__ import annotations
@@ -149,3 +152,130 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
     assert sorted(r["agent"] for r in end["results"]) == ["code-reviewer", "test-analyzer"]
     assert all(r["status"] == "success" for r in end["results"])
     assert "WARNING" not in kinds
+
+
+def fix_round_in(project: Path, session: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, Any]]:
+    """A review run of a change to src/app.py, brought by hand to its fix dispatch, then bound to the Claude
+    Code session `session` (unattended: a failed verification takes the default, rollback). (run id, the
+    fix action)."""
+    from helpers_runs import git
+    from workflows.flow_helpers import FIXABLE, next_action, review_project, review_round, start
+
+    from fixloop.runs import lifecycle
+    from fixloop.store import layout
+
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('hi')\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", ".")
+    git(project, "commit", "-q", "-m", "init")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    monkeypatch.chdir(project)
+    review_project(project, test_command="! grep -q BROKEN src/app.py", use_verifier=False)
+    run_id = start(project)
+    next_action(run_id)
+    review_round(run_id, {"code-reviewer": [FIXABLE]})
+    action = next_action(run_id)
+    lifecycle.store_for(project, run_id).update(
+        lambda state: state.update(claude_session_id=session), action="bind"
+    )
+    layout.bind_session(project, session, run_id)
+    return run_id, action
+
+
+def test_the_fixers_edit_is_recorded_and_rolled_back_in_a_real_session(
+    claude_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fixer Reads and Edits src/app.py in a real session; the hooks record the touch with its agent id;
+    the verification that `fixloop next` runs from the Agent result's hook fails, and the rollback restores
+    the file from what the hook kept."""
+    import uuid
+
+    from helpers_review import fixer_doc
+    from scripted_api import tool_use
+    from workflows.flow_helpers import CHANGED_APP
+
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "approvals"))
+    session = str(uuid.uuid4())
+    project = (tmp_path / "project").resolve()
+    run_id, action = fix_round_in(project, session, monkeypatch)
+    (call,) = action["calls"]
+    assert call["subagent_type"] == "fixloop:review-fixer"
+    app = str(project / "src" / "app.py")
+    fixer_steps = [
+        Reply.tools(tool_use("Read", {"file_path": app})),
+        Reply.tools(
+            tool_use(
+                "Edit",
+                {
+                    "file_path": app,
+                    "old_string": "print('hello')",
+                    "new_string": "BROKEN",
+                    "replace_all": False,
+                },
+            )
+        ),
+        Reply.text(json.dumps(fixer_doc({"FL-001": "succeeded"}))),
+    ]
+    rules = [
+        Rule(
+            Reply.tools(agent_call(call["subagent_type"], call["prompt"], description=call["description"])),
+            name="dispatch",
+            subagent=False,
+            has_tool_results=False,
+        ),
+        Rule(lambda _request, index: fixer_steps[index], name="fixer", subagent=True, times=len(fixer_steps)),
+        Rule(Reply.text("done"), name="end", subagent=False),
+    ]
+    log = tmp_path / "requests.jsonl"
+    api = ScriptedAPI(Script(rules), log_path=log).start()
+    try:
+        runner = ClaudeRunner(
+            binary=claude_bin,
+            work_dir=tmp_path,
+            base_url=api.url,
+            request_log=log,
+            env={"FIXLOOP_PYTHON": sys.executable},
+        )
+        result = runner.run(
+            "fix",
+            project_dir=project,
+            permission_mode="acceptEdits",
+            extra_args=["--session-id", session],
+            timeout=240,
+        )
+    finally:
+        api.stop()
+    assert [(rule.name, rule.answered) for rule in rules] == [
+        ("dispatch", 1),
+        ("fixer", 3),
+        ("end", 1),
+    ], result.summary()
+
+    run_dir = project / ".claude" / "fixloop" / "runs" / run_id
+    ledger = [json.loads(line) for line in (run_dir / "agents.jsonl").read_text().splitlines()]
+    (start,) = [line for line in ledger if line["kind"] == "start"]
+    touch, wrote = [line for line in ledger if line["kind"] in ("touch", "wrote")]
+    assert (touch["agent_type"], touch["agent_id"], touch["tool"]) == (
+        "fixloop:review-fixer",
+        start["agent_id"],
+        "Edit",
+    )
+    assert (touch["window"], touch["path"], touch["first"]) == ("round-1", "src/app.py", True)
+    assert (wrote["agent_id"], wrote["path"], wrote["tool_use_id"]) == (
+        start["agent_id"],
+        "src/app.py",
+        touch["tool_use_id"],
+    )
+
+    state = json.loads((run_dir / "state.json").read_text())
+    (rnd,) = state["review"]["rounds"]
+    assert rnd["fix"]["files_changed"] == ["src/app.py"]
+    assert (rnd["verification_passed"], rnd["choice"], rnd["rolled_back"]) == (False, "rollback", True)
+    assert rnd["rollback_files"] == ["src/app.py"]
+    assert (rnd["rollback"]["kept"], rnd["rollback"]["left_as_is"]) == ([], [])
+    assert (project / "src" / "app.py").read_text() == CHANGED_APP
+    events = [
+        json.loads(line) for line in Path(state["logging"]["log_files"]["jsonl"]).read_text().splitlines()
+    ]
+    assert [event for event in events if event["type"] == "WARNING"] == []

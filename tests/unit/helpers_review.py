@@ -171,9 +171,18 @@ class FakeEffects:
     def changed_since(self, snapshot: Mapping[str, Any]) -> list[str]:
         return list(self.changed)
 
-    def rollback(self, snapshot: Mapping[str, Any]) -> list[str]:
+    def rollback(self, snapshot: Mapping[str, Any]) -> dict[str, Any]:
+        """A rollback report (store.edits.RollbackReport) that restored every file of `changed`."""
         self.rollbacks.append(str(snapshot["dir"]))
-        return list(self.changed)
+        return {
+            "label": None,
+            "restored": list(self.changed),
+            "deleted": [],
+            "kept": [],
+            "refused": [],
+            "left_as_is": [],
+            "warnings": [],
+        }
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from helpers_review import issue, reviewer_doc
 from helpers_runs import LIB, FakeClock
+from helpers_touches import agent_writes
 
 from fixloop.cli import cli
 from fixloop.core.agent_names import REVIEWER_AGENTS
@@ -136,9 +137,9 @@ def test_fix_verify_fail_and_rollback_end_to_end(git_project: Path, fake_clock: 
     assert snapshot_dir == Path(layout.run_dir(git_project, run_id)) / "snapshots" / "round-1"
     assert (snapshot_dir / "manifest.json").is_file()
 
-    # the fixer breaks the app and creates a file
-    (git_project / "src" / "app.py").write_text("BROKEN\n")
-    (git_project / "src" / "new.py").write_text("created by the fixer\n")
+    # the fixer breaks the app and creates a file (Write tool calls, seen by the hooks)
+    agent_writes(git_project, snapshot_dir.parents[1], "src/app.py", "BROKEN\n")
+    agent_writes(git_project, snapshot_dir.parents[1], "src/new.py", "created by the fixer\n")
     fixer = {
         "status": "success",
         "agent": "review-fixer",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,55 @@ def test_missing_snapshot_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as missing:
         snapshot.changed_since({"dir": str(tmp_path / "nowhere")})
     assert missing.value.code == "SNAPSHOT_MISSING"
+
+
+def test_a_named_file_through_a_link_out_of_the_project_is_never_recorded_nor_written(
+    repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "ext").symlink_to(outside)
+    git(repo, "add", "ext")
+    git(repo, "commit", "-q", "-m", "a link out")
+    snap = snapshot.take(repo, tmp_path / "snap", ["ext/data.txt", "src/app.py"])
+    assert "ext/data.txt" not in snapshot.load_manifest(snap)["entries"]
+    (outside / "data.txt").write_text("someone else's file\n")
+    (repo / "src" / "app.py").write_text("changed\n")
+    # The link itself now points elsewhere, and a file appears behind it.
+    (repo / "ext").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / "ext").symlink_to(elsewhere)
+    assert snapshot.rollback(snap) == ["ext", "src/app.py"]
+    assert (outside / "data.txt").read_text() == "someone else's file\n"
+    assert os.readlink(repo / "ext") == str(outside)  # the link itself is the project's, and restored
+    assert (repo / "src" / "app.py").read_text() == "def app():\n    return 1\n"
+
+
+def test_rollback_never_writes_through_a_folder_that_leads_out(repo: Path, tmp_path: Path) -> None:
+    snap = snapshot.take(repo, tmp_path / "snap", [])  # holds the user's src/util.py
+    outside = tmp_path / "outside"
+    shutil.move(repo / "src", outside)
+    (outside / "util.py").write_text("not the project's any more\n")
+    (repo / "src").symlink_to(outside)
+    assert "src/util.py" in snapshot.changed_since(snap)
+    snapshot.rollback(snap)  # the new link goes first; the user's file comes back inside the project
+    assert (outside / "util.py").read_text() == "not the project's any more\n"
+    assert not (repo / "src").is_symlink()
+    assert (repo / "src" / "util.py").read_text() == "def util():\n    return 3  # user edit\n"
+
+
+def test_rollback_skips_a_path_whose_folder_now_leads_out(repo: Path, tmp_path: Path) -> None:
+    (repo / "data").mkdir()
+    (repo / "data" / "f.txt").write_text("inside\n")
+    (repo / "lnk.log").symlink_to("data")  # ignored (*.log): git never reports it
+    snap = snapshot.take(repo, tmp_path / "snap", ["lnk.log/f.txt"])
+    assert "lnk.log/f.txt" in snapshot.load_manifest(snap)["entries"]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("outside\n")
+    (repo / "lnk.log").unlink()
+    (repo / "lnk.log").symlink_to(outside)
+    assert "lnk.log/f.txt" in snapshot.changed_since(snap)
+    assert "lnk.log/f.txt" not in snapshot.rollback(snap)
+    assert (outside / "f.txt").read_text() == "outside\n"

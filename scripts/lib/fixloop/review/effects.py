@@ -1,4 +1,5 @@
-"""The loop's effects on a real project: snapshots in `<run dir>/snapshots/round-<n>/` (store.snapshot)."""
+"""The loop's effects on a real project: each fix round begins with a snapshot and a touch window
+(`<run dir>/snapshots/round-<n>/`, `<run dir>/touches/round-<n>/`) and rolls back through store.edits."""
 
 from __future__ import annotations
 
@@ -7,24 +8,25 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.review.state import Snapshot
-from fixloop.store import layout, snapshot
+from fixloop.store import edits, layout
+from fixloop.store.edits import RollbackReport
 
 
 class ProjectEffects:
-    """Snapshots of the run's project directory, kept in the run's directory."""
+    """Snapshots and recorded edits of the run's project directory, kept in the run's directory."""
 
     def __init__(self, project: Path, run_dir: Path) -> None:
         self.project = project
         self.run_dir = run_dir
 
     def take_snapshot(self, round_number: int, files: Sequence[str]) -> Snapshot:
-        return snapshot.take(self.project, self.run_dir / "snapshots" / f"round-{round_number}", files)
+        return edits.begin(self.project, self.run_dir, f"round-{round_number}", files)
 
     def changed_since(self, snap: Mapping[str, Any]) -> list[str]:
-        return snapshot.changed_since(snap)
+        return edits.changed_since(snap)
 
-    def rollback(self, snap: Mapping[str, Any]) -> list[str]:
-        return snapshot.rollback(snap)
+    def rollback(self, snap: Mapping[str, Any]) -> RollbackReport:
+        return edits.rollback(snap)
 
 
 def project_effects(root: Path, state: Mapping[str, Any]) -> ProjectEffects:

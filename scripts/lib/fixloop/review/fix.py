@@ -1,7 +1,9 @@
-"""The review-fixer's step of a round: snapshot and dispatch, then what the fix did to which files."""
+"""The review-fixer's step of a round: snapshot and dispatch, then what the fix did to which files, and
+undoing it (exactly the fixer's recorded edits: store.edits) when the user or the config chooses so."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fixloop.core.agent_names import FIXER_AGENT
@@ -116,3 +118,35 @@ def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
         remaining=max(0, len(fix["issue_ids"]) - counts["succeeded"]),
         duration_ms=fix["duration_ms"],
     )
+
+
+def roll_back_fix(ctx: StepContext, rnd: Round) -> list[str]:
+    """Undo `rnd`'s fix through the effects; the files restored or deleted (sorted).
+
+    The round keeps the whole report in `rollback`; every file kept, refused or left as is becomes a
+    WARNING with the report's code (ROLLBACK_KEPT_USER_EDIT, ROLLBACK_REFUSED, ROLLBACK_LEFT_AS_IS, ...).
+    """
+    number = rnd["iteration"]
+    fix: Mapping[str, Any] = rnd.get("fix") or {}
+    snapshot = fix.get("snapshot")
+    if not snapshot or ctx.effects is None:
+        ctx.emit(
+            "W",
+            "WARNING",
+            code="NO_SNAPSHOT",
+            message=f"Round {number} has no snapshot to roll back to; nothing was restored.",
+            iteration=number,
+        )
+        return []
+    report = ctx.effects.rollback(snapshot)
+    rnd["rollback"] = report
+    for warning in report["warnings"]:
+        ctx.emit(
+            "W",
+            "WARNING",
+            code=warning["code"],
+            message=f"Rollback of round {number}: {warning['message']}",
+            iteration=number,
+            files=warning["files"],
+        )
+    return sorted({*report["restored"], *report["deleted"]})

@@ -8,6 +8,7 @@ from typing import Any
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core.errors import FixloopError
 from fixloop.review.access import current_round, previous_round, run_id_of
+from fixloop.review.fix import roll_back_fix
 from fixloop.review.gate import failed_steps_text
 from fixloop.review.state import Question, Review, Round, RunState
 from fixloop.review.step import Document, Effects, StepContext, Transition
@@ -207,20 +208,8 @@ def _round_by_number(review: Review, number: int) -> Round:
 
 
 def _rollback(ctx: StepContext, rnd: Round) -> list[str]:
-    """Restore the files of `rnd`'s snapshot (through the effects) and mark the round rolled back."""
-    fix: Mapping[str, Any] = rnd.get("fix") or {}
-    snapshot = fix.get("snapshot")
-    restored: list[str] = []
-    if snapshot and ctx.effects is not None:
-        restored = ctx.effects.rollback(snapshot)
-    else:
-        ctx.emit(
-            "W",
-            "WARNING",
-            code="NO_SNAPSHOT",
-            message=f"Round {rnd['iteration']} has no snapshot to roll back to; nothing was restored.",
-            iteration=rnd["iteration"],
-        )
+    """Undo `rnd`'s fix (review.fix.roll_back_fix) and mark the round rolled back."""
+    restored = roll_back_fix(ctx, rnd)
     rnd["rolled_back"] = True
     rnd["rollback_files"] = restored
     return restored

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from fixloop.store.edits import RollbackReport
+
 STATE_VERSION = 1
 
 RunState = dict[str, Any]  # the run's state.json (see runs.lifecycle); the loop lives in its "review" key
@@ -202,11 +204,13 @@ _Round = TypedDict(
 class Round(_Round, total=False):
     """One review round: its passes, the verifier, tracking against the previous round, fix, verification.
 
-    missing_issues is set by a quality retry, removed_issues once the verifier's deletions are applied.
+    missing_issues is set by a quality retry, removed_issues once the verifier's deletions are applied,
+    rollback when the round's fix is rolled back (what was restored, kept, refused or left as is).
     """
 
     missing_issues: list[str]
     removed_issues: list[Issue]
+    rollback: RollbackReport
 
 
 class Question(TypedDict):

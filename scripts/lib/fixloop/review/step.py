@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from fixloop.review.access import config_of, review_of, run_id_of
 from fixloop.review.state import RunState, Snapshot
+from fixloop.store.edits import RollbackReport
 
 Event = tuple[str, str, dict[str, Any]]
 Document = dict[str, Any]  # an answer printed by the CLI (an action, a record answer, a choice)
@@ -29,7 +30,7 @@ class Effects(Protocol):
 
     def changed_since(self, snapshot: Mapping[str, Any]) -> list[str]: ...
 
-    def rollback(self, snapshot: Mapping[str, Any]) -> list[str]: ...
+    def rollback(self, snapshot: Mapping[str, Any]) -> RollbackReport: ...
 
 
 @dataclass

@@ -14,6 +14,8 @@ and `agent` (`code-reviewer`); then by kind:
 - `result` (PostToolUse of a foreground call, or SubagentStop of a background one): tool_use_id,
                            agent_id, status, duration_ms (measured from the call line's ts_ms),
                            reported_duration_ms (what Claude Code reported, if anything)
+- `touch` / `wrote` (PreToolUse / PostToolUse of Edit, Write, ...): one edit of a fixloop agent, with
+                           agent_id, tool, tool_use_id, window, path and content hashes (store.touches)
 
 `hooks-state.json` beside it holds the hooks' small mutable state (the open reviewer group, contract
 verdicts per agent_id), changed only under its lock. Standard library only: hooks import this module.
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 
 LEDGER_FILE = "agents.jsonl"
 HOOKS_STATE_FILE = "hooks-state.json"
-LEDGER_KINDS = ("call", "launch", "start", "stop", "result")
+LEDGER_KINDS = ("call", "launch", "start", "stop", "result", "touch", "wrote")
 
 
 def message_bytes(text: str) -> bytes:

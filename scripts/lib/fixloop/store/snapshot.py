@@ -11,7 +11,12 @@ is restored, files the fixer created are deleted. A user's own uncommitted edits
 touch are not in the change set, so a rollback leaves them exactly as they are.
 
 Paths are relative to the project directory, with `/`. fixloop's own files (`.claude/fixloop/`,
-`.claude/logs/`) are never part of a snapshot: the run state changes while the fixer works.
+`.claude/logs/`) are never part of a snapshot: the run state changes while the fixer works. A named file
+that resolves outside the project (through a symbolic link) is not recorded, and `rollback` never writes
+or deletes through a directory that resolves outside the project.
+
+This rollback undoes every change since the snapshot, whoever made it. The loop's fix rounds roll back
+through store.edits instead, which undoes exactly the agent's recorded edits.
 """
 
 from __future__ import annotations
@@ -67,6 +72,13 @@ def _current(absolute: Path) -> Entry:
                 digest.update(chunk)
         return {"kind": "file", "sha256": digest.hexdigest(), "mode": stat.S_IMODE(info.st_mode)}
     return {"kind": "other", "sha256": None, "mode": None}
+
+
+def _inside(project: Path, path: Path) -> bool:
+    """Whether `path` (symbolic links resolved) is the project or inside it."""
+    real = os.path.realpath(path)
+    base = os.path.realpath(project)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def _normalize(path: str) -> str:
@@ -171,7 +183,13 @@ def take(
     if snapshot_dir.exists():
         shutil.rmtree(snapshot_dir)
     (snapshot_dir / FILES_DIR).mkdir(parents=True)
-    named = sorted({_normalize(name) for name in files if name and not _excluded(_normalize(name))})
+    named = sorted(
+        {
+            _normalize(name)
+            for name in files
+            if name and not _excluded(_normalize(name)) and _inside(project, project / _normalize(name))
+        }
+    )
     layout = _git_layout(project)
     entries: dict[str, Entry] = {}
     head: str | None = None
@@ -279,7 +297,8 @@ def changed_since(snapshot: Mapping[str, Any]) -> list[str]:
 def rollback(snapshot: Mapping[str, Any]) -> list[str]:
     """Restore every file changed since `snapshot` to its content then; delete the ones created since.
 
-    Returns the restored paths (sorted). Files that did not change are not touched.
+    Returns the restored paths (sorted). Files that did not change are not touched, nor are paths whose
+    directory resolves outside the project.
     """
     manifest = load_manifest(snapshot)
     project = Path(manifest["project"])
@@ -288,8 +307,12 @@ def rollback(snapshot: Mapping[str, Any]) -> list[str]:
     root = Path(str(manifest["repo_root"])) if manifest.get("repo_root") else None
     prefix = str(manifest.get("prefix") or "")
     changes = changes_since(snapshot)
+    restored: list[str] = []
     for path in sorted(changes):
         target = project / path
+        if not _inside(project, target.parent):
+            continue  # a directory that now leads out of the project: never written through
+        restored.append(path)
         entry = entries.get(path)
         if entry is not None:
             _restore_entry(target, entry, directory)
@@ -306,7 +329,7 @@ def rollback(snapshot: Mapping[str, Any]) -> list[str]:
         else:
             target.write_bytes(content)
             os.chmod(target, 0o755 if mode == "100755" else 0o644)
-    return sorted(changes)
+    return restored
 
 
 def _remove(target: Path) -> None:
