@@ -172,7 +172,8 @@ def test_timeline_is_rendered_in_time_order(log: Path) -> None:
         "[2024-12-06 14:30:53.456] INFO | PHASE_START | Phase 0: Collect\n"
         "[2024-12-06 14:31:05.789] INFO | PHASE_END | Phase 0 | success | 12333ms\n"
         "[2024-12-06 14:31:10.500] WARN | WARNING | GIT_UNAVAILABLE | no git\n"
-        "[2024-12-06 14:31:15.100] DECN | CONFIDENCE_DECISION | score=65 | decision=auto_continue | threshold=60\n"
+        "[2024-12-06 14:31:15.100] DECN | CONFIDENCE_DECISION | score=65 | decision=auto_continue"
+        " | threshold=60\n"
         "[2024-12-06 14:31:20.000] INFO | PHASE_END | Phase 1 | failed | 14000ms\n"
         '[2024-12-06 14:32:00.000] DECN | USER_INTERACTION | "Yes" | wait=15000ms\n'
         "[2024-12-06 14:33:00.000] ERROR| ERROR | CONFIDENCE_TOO_LOW | 35 < 40\n"

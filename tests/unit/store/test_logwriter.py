@@ -399,7 +399,8 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "remaining": 1,
             "duration_ms": 9000,
         },
-        "INFO | REVIEW_FIX_ITERATION | Iteration 1 end | attempted=3 succeeded=2 failed=1 remaining=1 | 9000ms",
+        "INFO | REVIEW_FIX_ITERATION | Iteration 1 end"
+        " | attempted=3 succeeded=2 failed=1 remaining=1 | 9000ms",
     ),
     (
         {
@@ -479,7 +480,8 @@ RENDERED: list[tuple[dict[str, Any], str]] = [
             "attempts": 2,
             "violations": [{"path": "issues.0.severity", "message": "not a severity"}, {"x": 1}],
         },
-        "ERROR| CONTRACT_VIOLATION | code-reviewer | CONTRACT | attempts=2 | issues.0.severity: not a severity",
+        "ERROR| CONTRACT_VIOLATION | code-reviewer | CONTRACT | attempts=2"
+        " | issues.0.severity: not a severity",
     ),
     (
         {"type": "CONTRACT_VIOLATION", "level": "E", "agent": "fixer", "attempts": 1, "violations": ["bad"]},

@@ -154,4 +154,7 @@ def test_the_report_says_nothing_verified_the_changes(git_project: Path) -> None
     next_action(run_id)
     code, report = invoke("review", "report", run_id, "--format", "markdown")
     assert code == 0
-    assert "## Warnings\n\n- `NO_VERIFICATION_CONFIGURED`: No test, lint or typecheck command" in report["content"]
+    assert (
+        "## Warnings\n\n- `NO_VERIFICATION_CONFIGURED`: No test, lint or typecheck command"
+        in report["content"]
+    )

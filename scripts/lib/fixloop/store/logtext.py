@@ -131,15 +131,11 @@ def _tool_use(event: Mapping[str, Any]) -> str:
 
 
 def _data_collected(event: Mapping[str, Any]) -> str:
-    return _join(
-        _fmt(event.get("agent", "")), _field(event, "data_type"), _pairs(event.get("summary"))
-    )
+    return _join(_fmt(event.get("agent", "")), _field(event, "data_type"), _pairs(event.get("summary")))
 
 
 def _analysis_result(event: Mapping[str, Any]) -> str:
-    return _join(
-        _fmt(event.get("agent", "")), _field(event, "analysis_type"), _pairs(event.get("result"))
-    )
+    return _join(_fmt(event.get("agent", "")), _field(event, "analysis_type"), _pairs(event.get("result")))
 
 
 def _confidence(event: Mapping[str, Any]) -> str:
@@ -227,9 +223,7 @@ def _review_complete(event: Mapping[str, Any]) -> str:
         f"iterations={_field(event, 'total_iterations')} initial={_field(event, 'initial_issues')} "
         f"fixed={_field(event, 'fixed_issues')} remaining={_field(event, 'final_issues')}"
     )
-    return _join(
-        counts, f"reason={_field(event, 'termination_reason')}", _ms(event, "total_duration_ms")
-    )
+    return _join(counts, f"reason={_field(event, 'termination_reason')}", _ms(event, "total_duration_ms"))
 
 
 def _warning_or_error(event: Mapping[str, Any]) -> str:
