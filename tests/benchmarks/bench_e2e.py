@@ -4,23 +4,23 @@ fixloop's own processes: its hooks and its engine calls.
     python3 tests/benchmarks/bench_e2e.py [--runs N] [--reviewer-delay S]
 
 Each run is scenario 1 of tests/e2e/test_review_loop.py: the real pinned CLI, the scripted model of
-tests/e2e/fixloop_model.py with the same plan (two seeded defects found in round 1, verified, fixed by the
-fixer with two Edits, round 2 clean; every reviewer holds its answer ``--reviewer-delay`` seconds, 1.5 as in
-the test), in a fresh copy of the sample project.
+tests/e2e/fixloop_model.py with the same scenario (``happy_path``: two seeded defects found in round 1,
+verified, fixed by the fixer with two Edits, round 2 clean; every reviewer holds its answer
+``--reviewer-delay`` seconds, 1.0 as in the test), in a fresh copy of the sample project.
 
 How the time is attributed, without touching the shipped files: the plugin runs from a copy of the
 repository (its files as a clone has them) in which ``hooks/run-hook`` and ``scripts/fixloop`` are thin
 wrappers around the originals that append one line per process to a timings file (start and end, epoch
 nanoseconds). Each wrapper costs about two ``date`` processes (a few ms) on top of what it measures. Engine
-calls made inside a hook (SubagentStop records each answer with ``fixloop review record``) are nested in
-that hook's time and not counted twice.
+calls made inside a hook (SubagentStop records each answer with ``fixloop record``, SubagentStart and
+PostToolUse ask for the next step with ``fixloop next``) are nested in that hook's time and not counted twice.
 
 Printed per run and as medians: the CLI's wall time; hook processes by script (count, sum); engine calls
-made by the agents (count, sum, by subcommand); the wall time during which at least one fixloop process ran
-(the union of their intervals), as a share of the wall time; and the time the scripted model held its
-answers (the reviewer delays). The plugin's environment is built once beforehand in a temporary data
-directory (or, when that fails, the engine uses this interpreter through FIXLOOP_PYTHON). Prints figures
-only; asserts nothing.
+made outside the hooks (the command's ``fixloop start``: count, sum, by subcommand); the wall time during
+which at least one fixloop process ran (the union of their intervals), as a share of the wall time; and the
+time the scripted model held its answers (the reviewer delays). The plugin's environment is built once
+beforehand in a temporary data directory (or, when that fails, the engine uses this interpreter through
+FIXLOOP_PYTHON). Prints figures only; asserts nothing.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 E2E = ROOT / "tests" / "e2e"
-sys.path.insert(0, str(E2E))
+sys.path[:0] = [str(E2E), str(ROOT / "scripts" / "lib")]
 
 from claude_runner import SAMPLE_REPO, ClaudeRunner, require_claude_binary  # noqa: E402
-from fixloop_model import CLI_PERMISSION_MODE, FixloopModel, happy_path_plan  # noqa: E402
+from fixloop_model import CLI_PERMISSION_MODE, FixloopModel, happy_path  # noqa: E402
 from scripted_api import ScriptedAPI  # noqa: E402
 
 CHANGED = ("inventory/report.py", "inventory/stock.py")
@@ -160,7 +160,7 @@ def union_ms(intervals: Sequence[tuple[float, float]]) -> float:
 
 def one_run(work: Path, plugin: Path, data: Path, extra_env: dict[str, str], delay: float) -> dict[str, Any]:
     timings = work / "timings.tsv"
-    model = FixloopModel(happy_path_plan(delay))
+    model = FixloopModel(happy_path(delay))
     with ScriptedAPI(model.script(), log_path=work / "requests.jsonl") as api:
         runner = ClaudeRunner(
             require_claude_binary(),
@@ -173,7 +173,9 @@ def one_run(work: Path, plugin: Path, data: Path, extra_env: dict[str, str], del
             env={**extra_env, TIMINGS_ENV: str(timings)},
         )
         project = runner.new_project(SAMPLE_REPO, uncommitted=CHANGED)
-        result = runner.run("/fixloop:review", project_dir=project, permission_mode=CLI_PERMISSION_MODE)
+        result = runner.run(
+            "/fixloop:review --trust-config", project_dir=project, permission_mode=CLI_PERMISSION_MODE
+        )
         held = union_ms([(r.received_at * 1000, r.received_at * 1000 + r.delay * 1000) for r in api.requests])
     if result.exit_code != 0 or result.is_error or model.problems or api.unmatched:
         raise SystemExit(
@@ -223,7 +225,7 @@ def show(run: dict[str, Any], title: str) -> None:
     for name, (count, total, low, high) in run["by_nested"].items():
         mean = total / count
         print(f"      engine {name:15} {count:3} x {mean:6.1f} ms = {total:7.0f} ms ({low:.0f}..{high:.0f})")
-    print(f"  engine: {run['engine_count']:3} calls by the agents, {run['engine_ms']:8.0f} ms summed")
+    print(f"  engine: {run['engine_count']:3} calls outside hooks, {run['engine_ms']:8.0f} ms summed")
     for name, (count, total) in run["by_command"].items():
         print(f"    {name:22} {count:3} x {total / count:6.1f} ms = {total:7.0f} ms")
     covered, held = run["covered_ms"], run["held_ms"]
@@ -237,7 +239,7 @@ def show(run: dict[str, Any], title: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--reviewer-delay", type=float, default=1.5, help="seconds (scenario 1 uses 1.5)")
+    parser.add_argument("--reviewer-delay", type=float, default=1.0, help="seconds (the test uses 1.0)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fixloop-bench-e2e-"))

@@ -19,13 +19,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from claude_runner import REPO_ROOT, ClaudeRunner, require_claude_binary  # noqa: E402
-from fixloop_model import (  # noqa: E402
-    CHANGED_FILES,
-    CLI_PERMISSION_MODE,
-    FixloopModel,
-    happy_path_plan,
-    read_run,
-)
+from fixloop_model import CLI_PERMISSION_MODE, FixloopModel, happy_path  # noqa: E402
+from fixloop_session import CHANGED_FILES, read_run  # noqa: E402
 from scripted_api import ScriptedAPI  # noqa: E402
 
 
@@ -52,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         api: ScriptedAPI | None = None
         if not args.live:
             api = ScriptedAPI(
-                FixloopModel(happy_path_plan()).script(), log_path=work / "requests.jsonl"
+                FixloopModel(happy_path(1.0)).script(), log_path=work / "requests.jsonl"
             ).start()
         try:
             runner = ClaudeRunner(
@@ -70,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             show(f"/fixloop:review on {project}, answered by {model}")
             print(f"The change under review: {', '.join(CHANGED_FILES)}")
             started = time.time()
-            result = runner.run("/fixloop:review", project_dir=project, permission_mode=CLI_PERMISSION_MODE)
+            # --trust-config: the demo's throwaway project's verification commands are approved for this run.
+            result = runner.run(
+                "/fixloop:review --trust-config", project_dir=project, permission_mode=CLI_PERMISSION_MODE
+            )
             print(f"Claude Code exited {result.exit_code} after {time.time() - started:.1f}s", end="")
             print(f" and {len(result.message_requests())} model requests" if api else "")
             record = read_run(project)
