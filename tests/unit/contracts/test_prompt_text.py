@@ -27,6 +27,7 @@ from fixloop.contracts.bugfix import (
 from fixloop.contracts.common import AgentError
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.fixer import FixAttempt, FixerOutput
+from fixloop.contracts.plan import TaskImplementerOutput, TaskOutcome
 from fixloop.contracts.pr import ClassifierOutput, ReplyWriterOutput, ThreadLabel, ThreadReply
 from fixloop.contracts.prompt_text import (
     CONFIDENCE_SCALE,
@@ -57,6 +58,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "implementer": ImplementerOutput,
     "comment-classifier": ClassifierOutput,
     "reply-writer": ReplyWriterOutput,
+    "task-implementer": TaskImplementerOutput,
 }
 CONTRACT_CLASSES: list[type[BaseModel]] = [
     ReviewerOutput,
@@ -84,6 +86,8 @@ CONTRACT_CLASSES: list[type[BaseModel]] = [
     ThreadLabel,
     ReplyWriterOutput,
     ThreadReply,
+    TaskImplementerOutput,
+    TaskOutcome,
 ]
 LINE = re.compile(
     r"^(?P<indent> *)- (?P<name>[a-z_]+) \((?P<flag>required|optional); (?P<shape>[^)]*)\)"
@@ -251,6 +255,7 @@ def test_an_unknown_kind_is_refused() -> None:
         "implementer",
         "comment-classifier",
         "reply-writer",
+        "task-implementer",
     ]
 
 

@@ -194,4 +194,19 @@ KIND_EXAMPLES: dict[str, dict[str, Any]] = {
             },
         ],
     },
+    "task-implementer": {
+        "status": "success",
+        "agent": "task-implementer",
+        "tasks": [
+            {"task_id": 4, "status": "done", "files": ["src/ratelimit/bucket.py", "tests/test_bucket.py"]},
+            {
+                "task_id": 5,
+                "status": "failed",
+                "files": [],
+                "reason": "Task 5 needs the Redis client of task 2, which the project does not have yet.",
+            },
+        ],
+        "files_modified": ["src/ratelimit/bucket.py", "tests/test_bucket.py"],
+        "summary": "Added the token bucket and its tests; the middleware task is blocked.",
+    },
 }

@@ -37,6 +37,7 @@ from fixloop.contracts.events import (
     WarningEvent,
 )
 from fixloop.contracts.fixer import FixerOutput
+from fixloop.contracts.plan import PLAN_MODELS
 from fixloop.contracts.pr import PR_MODELS
 from fixloop.contracts.reviewer import ReviewerOutput
 from fixloop.contracts.task import ReviewTask
@@ -91,9 +92,10 @@ KINDS: dict[str, type[BaseModel]] = {
     "event": EventDocument,
     **BUGFIX_MODELS,
     **PR_MODELS,
+    **PLAN_MODELS,
 }
 KINDS_WITH_STATUS: frozenset[str] = frozenset(
-    {"reviewer", "fixer", "verifier", "coordinator-output", *BUGFIX_MODELS, *PR_MODELS}
+    {"reviewer", "fixer", "verifier", "coordinator-output", *BUGFIX_MODELS, *PR_MODELS, *PLAN_MODELS}
 )
 KIND_DESCRIPTIONS: dict[str, str] = {
     "reviewer": "What each of the six fixloop reviewers returns.",
@@ -109,6 +111,7 @@ KIND_DESCRIPTIONS: dict[str, str] = {
     "implementer": "What the bugfix implementer returns at each stage: the red test, then the fix.",
     "comment-classifier": "What the fix-pr-review comment classifier returns: a label per review thread.",
     "reply-writer": "What the fix-pr-review reply writer returns: one reply per review thread.",
+    "task-implementer": "What the execute-plan task implementer returns: each task of a batch done or not.",
 }
 
 

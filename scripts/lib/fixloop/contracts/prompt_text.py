@@ -1,6 +1,6 @@
 """The agent-facing text of the contracts, generated from the models so it cannot drift from them.
 
-- `contract_text(kind)`: for `reviewer`, `fixer`, `verifier` and the four bugfix agents, the exact JSON
+- `contract_text(kind)`: for `reviewer`, `fixer`, `verifier` and every workflow agent, the exact JSON
   shape the agent must answer with: every field, nested ones indented, with its type or allowed values,
   whether it is required, and its meaning (the field's description in the model). A field added to a
   model appears here by itself.
@@ -25,6 +25,7 @@ from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
 from fixloop.contracts.fixer import FixerOutput
 from fixloop.contracts.kinds import UNKNOWN_KIND
+from fixloop.contracts.plan import PLAN_MODELS
 from fixloop.contracts.pr import PR_MODELS
 from fixloop.contracts.reviewer import ReviewerOutput
 from fixloop.contracts.verifier import VerifierOutput
@@ -36,6 +37,7 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     "verifier": VerifierOutput,
     **BUGFIX_MODELS,
     **PR_MODELS,
+    **PLAN_MODELS,
 }
 CONTRACT_KINDS: tuple[str, ...] = tuple(CONTRACT_MODELS)
 INDENT = "  "

@@ -8,6 +8,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.runs.phases import WORKFLOW_PHASES
 from fixloop.workflows.bugfix import BUGFIX_PHASES
 from fixloop.workflows.phase import Phase
+from fixloop.workflows.plan import PLAN_PHASES
 from fixloop.workflows.pr.phases import PR_REVIEW_PHASES
 from fixloop.workflows.review_phase import ReviewPhase
 
@@ -15,6 +16,7 @@ PHASES: dict[str, tuple[Phase, ...]] = {
     "review": (ReviewPhase(),),
     "bugfix": BUGFIX_PHASES,
     "pr-review": PR_REVIEW_PHASES,
+    "execute-plan": PLAN_PHASES,
 }
 
 

@@ -30,12 +30,16 @@ def run_summary(state: RunState) -> dict[str, Any]:
     review = started_review(state)
     # Every answer, the review loop's included, is one flow interaction; a default taken unasked is none.
     interactions = sum(1 for item in flow_of(state)["interactions"] if not item.get("default"))
-    return {
+    extra: dict[str, Any] = {}
+    for data in _phase_data(state):  # what a phase adds (e.g. each plan task's status); the latest wins
+        extra.update(data.get("summary_fields") or {})
+    summary = {
         "errors_fixed": sum(int(data.get("errors_fixed") or 0) for data in _phase_data(state)),
         "files_changed": len(changed_files(state)),
         "review_issues_fixed": review_summary(review)["fixed_issues"] if review else 0,
         "user_interactions": interactions,
     }
+    return {**summary, **{key: value for key, value in extra.items() if key not in summary}}
 
 
 def final_message(state: RunState) -> str:
