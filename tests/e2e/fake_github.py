@@ -1796,6 +1796,27 @@ def run_log_zip(run: WorkflowRun) -> bytes:
 
 
 @dataclass(frozen=True)
+class InjectedFailure:
+    """A failure :meth:`FakeGitHub.fail_operation` planned for one request."""
+
+    status: int
+    message: str
+    after_applying: bool
+
+
+def graphql_operation(body: Any) -> str | None:
+    """The operation name of a GraphQL request body (``operationName``, else the first named one)."""
+    if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+        return None
+    try:
+        names = [op.name for op in parse_graphql(body["query"]).operations if op.name]
+    except GraphQLError:
+        return None
+    given = body.get("operationName")
+    return str(given) if given else (names[0] if names else None)
+
+
+@dataclass(frozen=True)
 class RecordedRequest:
     method: str
     host: str
@@ -1832,6 +1853,8 @@ class FakeGitHub:
         self.errors: list[str] = []  # tracebacks of requests the server failed on (answered 500)
         self.connection_errors: list[str] = []  # broken sockets: a client hanging up, a refused certificate
         self._blob_secret = secrets.token_hex(16)
+        self._failures: dict[str, dict[int, InjectedFailure]] = {}  # operation -> ordinal -> failure
+        self._operation_counts: dict[str, int] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.certificates: Certificates | None = None
@@ -1951,6 +1974,31 @@ class FakeGitHub:
     def graphql_requests(self) -> list[RecordedRequest]:
         return self.requests_to("/api/graphql", "POST")
 
+    def fail_operation(
+        self,
+        operation: str,
+        *,
+        nth: int,
+        status: int = 502,
+        message: str = "Server Error",
+        after_applying: bool = False,
+    ) -> None:
+        """Answer the ``nth`` GraphQL request named ``operation`` (counted from now on, from 1) with HTTP
+        ``status`` once. ``after_applying``: the request takes effect first and only its answer is lost (as
+        when a connection drops after GitHub made the change)."""
+        base = self._operation_counts.get(operation, 0)
+        failure = InjectedFailure(status, message, after_applying)
+        self._failures.setdefault(operation, {})[base + nth] = failure
+
+    def _injected_failure(self, path: str, body: Any) -> InjectedFailure | None:
+        if path != "/api/graphql" or not self._failures:
+            return None
+        operation = graphql_operation(body)
+        if operation is None or operation not in self._failures:
+            return None
+        count = self._operation_counts[operation] = self._operation_counts.get(operation, 0) + 1
+        return self._failures[operation].pop(count, None)
+
     # -- handling ----------------------------------------------------------------------------------
 
     def handle(self, method: str, host: str, target: str, headers: Mapping[str, str], raw: bytes) -> Response:
@@ -1965,7 +2013,11 @@ class FakeGitHub:
         authenticated = scheme.lower() in ("token", "bearer") and given.strip() == self.token
         try:
             with self.model.lock:
-                response = self._respond(method, host, path, query, body, authorization, authenticated)
+                failure = self._injected_failure(path, body) if authenticated else None
+                if failure is None or failure.after_applying:
+                    response = self._respond(method, host, path, query, body, authorization, authenticated)
+                if failure is not None:
+                    response = Response.error(failure.status, failure.message)
         except Exception:
             self.errors.append(traceback.format_exc())
             response = Response.error(500, "Server Error")

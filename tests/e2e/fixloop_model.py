@@ -54,6 +54,7 @@ MAIN = "main"
 UNKNOWN = "unknown"
 STOP_FEEDBACK = "Stop hook feedback:"
 START_CONTEXT = "SubagentStart hook additional context: "
+CLI_ENVIRONMENT = "\n\n# Environment\n"
 NEXT_MARK = "fixloop next"
 END_NOW = "End now"
 FINAL_IS = "your final message is exactly:"
@@ -218,7 +219,10 @@ def latest_block(body: Mapping[str, Any]) -> NextBlock | None:
         blocks = [b for b in (parse_next(text) for text, _ in results) if b is not None]
         return blocks[-1] if blocks else None
     context = start_context(body)
-    return parse_next(context) if context is not None else None
+    if context is None:
+        return None
+    # Claude Code appends its environment section to the system entry that holds the hook's context
+    return parse_next(context.split(CLI_ENVIRONMENT, 1)[0])
 
 
 def feedback_turns(body: Mapping[str, Any]) -> int:

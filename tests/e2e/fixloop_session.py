@@ -261,16 +261,22 @@ def command_session(
     trust: bool = True,
     uncommitted: Sequence[str] = CHANGED_FILES,
     timeout: float = 180.0,
+    project: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Session:
     """Run ``/fixloop:COMMAND ARGUMENTS`` with the scripted model of ``scenario`` on a fresh copy of the
     sample project. ``config`` is merged into its ``.claude/fixloop.json`` and committed; ``trust``
-    approves its verification commands first; ``before(project)`` runs just before the CLI.
-    ``plugin_data``: the ``shared_plugin_data`` fixture (the engine's environment is built once).
+    approves its verification commands first; ``before(project)`` runs just before the CLI. ``project``: run
+    in this project (one an earlier session left) instead of a fresh copy; the session reads back the new run.
+    ``plugin_data``: the ``shared_plugin_data`` fixture (the engine's environment is built once). ``env``:
+    extra variables of the CLI's environment (and so of the hooks, the engine and the commands it runs).
     AssertionError when the CLI failed, the model met a problem or a request matched no sender."""
     model = FixloopModel(scenario)
     api = start_api(model.script())
-    runner = make_runner(api, shared_plugin_data=plugin_data, timeout=timeout)
-    project = runner.new_project(uncommitted=uncommitted)
+    runner = make_runner(api, shared_plugin_data=plugin_data, timeout=timeout, env=env)
+    earlier_runs = set(run_ids(project)) if project is not None else set()
+    if project is None:
+        project = runner.new_project(uncommitted=uncommitted)
     if config:
         path = project / ".claude" / "fixloop.json"
         settings = json.loads(path.read_text(encoding="utf-8"))
@@ -292,7 +298,8 @@ def command_session(
     failures += [f"no sender for request {r.seq}" for r in api.unmatched]
     if failures:
         raise AssertionError("\n".join(failures))
-    record = read_run(project)
+    new_runs = sorted(set(run_ids(project)) - earlier_runs)
+    record = read_run(project, new_runs[0] if earlier_runs and len(new_runs) == 1 else None)
     code, report = run_engine(project, "review", "report", record.run_id, plugin_data=plugin_data)
     assert code == 0, report
     return Session(result, api, model, project, plugin_data, record, report)

@@ -706,3 +706,31 @@ def test_a_host_with_a_port_works_for_api_calls_but_not_for_remotes(
     )
     assert json.loads(named.stdout) == {"url": f"https://{host}/octo/demo/pull/7"}
     assert github.tunnels == []
+
+
+# --------------------------------------------------------------------------------------------------
+# Failures a test plans
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("after_applying", [False, True], ids=["refused", "answer-lost"])
+def test_the_nth_request_of_an_operation_fails_once(
+    github: FakeGitHub, github_checkout: Path, after_applying: bool
+) -> None:
+    pr = seeded_pr(github)
+    threads = [pr.add_thread(path="src/app.py", line=i + 1, body=f"q{i}") for i in range(3)]
+    github.fail_operation("ReplyToReviewThread", nth=2, after_applying=after_applying)
+
+    def reply(thread: ReviewThread) -> subprocess.CompletedProcess[str]:
+        query = f"query={REPLY_TO_THREAD_MUTATION}"
+        return gh(
+            github, github_checkout, "api", "graphql", "-f", query, "-f", f"threadId={thread.id}",
+            "-f", "body=ok", ok=False,
+        )  # fmt: skip
+
+    done = [reply(thread) for thread in threads]
+    assert [d.returncode for d in done] == [0, 1, 0]
+    assert done[1].stderr == "gh: Server Error (HTTP 502)\n"
+    assert [len(t.comments) for t in threads] == [2, 2 if after_applying else 1, 2]
+    assert [r.status for r in github.graphql_requests()] == [200, 502, 200]
+    assert reply(threads[1]).returncode == 0  # once only

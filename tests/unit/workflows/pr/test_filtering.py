@@ -106,3 +106,57 @@ def test_nothing_to_answer_ends_the_run(github: FakeGitHub, pr_checkout: Path) -
     assert "Review threads: 0 of 1 to answer (left alone: resolved 1)." in stop["message"]
     final = state(pr_checkout, run_id)
     assert [r["status"] for r in final["phase_results"]] == ["success"] * 3 + ["skipped"] * 5
+
+
+MARKED = "Done.\n\n<!-- fixloop: run r thread t -->"
+
+
+@pytest.mark.parametrize(
+    ("comments", "reason"),
+    [
+        # the PR author's own follow-up after fixloop's reply asks nothing new
+        ([("bob", "Why?"), ("alice", MARKED), ("alice", "Thanks for asking.")], "answered"),
+        # fixloop posting as another account (a teammate, a bot user) answers the same way
+        ([("bob", "Why?"), ("fixloop-bot", MARKED), ("alice", "See also #8.")], "answered"),
+        # a reviewer who speaks after the reply re-opens the thread
+        ([("bob", "Why?"), ("alice", MARKED), ("alice", "Thanks."), ("carol", "Still unclear.")], None),
+        # the author answered by hand, without fixloop: the reviewer's request is still the thread's
+        ([("bob", "Why?"), ("alice", "Because.")], None),
+        # fixloop's reply is not a person: a bot's thread stays a bot's thread
+        (
+            [("coderabbitai[bot]", "Nit."), ("fixloop-bot", MARKED), ("coderabbitai[bot]", "Nit again.")],
+            "bot",
+        ),
+        ([("alice", "Note to self."), ("fixloop-bot", MARKED), ("alice", "ok")], "answered"),
+    ],
+)
+def test_what_counts_as_answered(comments: list[tuple[str, str]], reason: str | None) -> None:
+    kept, dropped = filter_threads([thread("t", *comments)], "alice", include_bots=False)
+    assert [t["id"] for t in kept] == ([] if reason else ["t"])
+    assert {name: ids for name, ids in dropped.items() if ids} == ({reason: ["t"]} if reason else {})
+
+
+def test_an_answer_beyond_the_first_page_of_a_long_thread_counts(
+    github: FakeGitHub, pr_checkout: Path
+) -> None:
+    """A thread of 100+ comments: the reply that answers it, or the request after it, is on a later page."""
+    pr = open_pr(github)
+    talk = [("bob" if i % 2 else "carol", f"point {i}") for i in range(130)]
+    answered = pr.add_thread(
+        path="src/app.py", line=1, body="Long one.", author="bob",
+        replies=[*talk, ("fixloop-bot", f"Done.\n\n{reply_marker('x', 'y')}"), ("alice", "Thanks.")],
+    )  # fmt: skip
+    reopened = pr.add_thread(
+        path="src/app.py", line=2, body="Another.", author="bob",
+        replies=[*talk, ("fixloop-bot", f"Done.\n\n{reply_marker('x', 'z')}"), ("bob", "Not quite.")],
+    )  # fmt: skip
+    for i in range(105):
+        pr.add_thread(path="src/app.py", line=1, body=f"old {i}", is_outdated=True)
+    run_id = start(pr_checkout)
+    assert called(step(pr_checkout, run_id)) == ["comment-classifier"]
+    record = state(pr_checkout, run_id)["pr_review"]
+    assert [t["id"] for t in record["kept"]] == [reopened.id]
+    assert record["dropped"]["answered"] == [answered.id] and len(record["dropped"]["outdated"]) == 105
+    assert [len(t["comments"]) for t in record["fetched"]["threads"][:2]] == [133, 133]
+    kinds = [r.operation for r in github.graphql_requests()]
+    assert kinds.count("PullRequestReviewThreads") == 2 and kinds.count("ReviewThreadComments") == 2

@@ -163,3 +163,44 @@ def test_a_dry_run_shows_the_drafts_and_posts_nothing(github: FakeGitHub, pr_che
     assert step(pr_checkout, later)["status"] == "success"
     assert replies_of(github) == [t.id for t in threads]
     assert fixloop_comments(threads[3]) == [f"Which line?\n\n{reply_marker(run_id, threads[3].id)}"]
+
+
+def test_phase_6_after_a_dry_run_holds_back_the_replies_about_fixes_it_never_made(
+    github: FakeGitHub, pr_checkout: Path
+) -> None:
+    threads = seed(github)
+    dry = start(pr_checkout, dry_run=True)
+    assert called(step(pr_checkout, dry)) == ["comment-classifier"]
+    labels = [
+        {"thread_id": t.id, "label": "fix" if i == 0 else "answer", "confidence": 90, "reason": "Asked."}
+        for i, t in enumerate(threads)
+    ]
+    document = {"status": "success", "agent": "comment-classifier", "classifications": labels}
+    assert answer(pr_checkout, dry, "comment-classifier", document)["valid"]
+    assert called(step(pr_checkout, dry)) == ["reply-writer"]  # a dry run fixes nothing
+    bodies = ["Would strip the fields.", *REPLIES[1:]]
+    replies = [{"thread_id": t.id, "body": body} for t, body in zip(threads, bodies, strict=True)]
+    assert answer(pr_checkout, dry, "reply-writer", {"status": "success", "agent": "reply-writer",
+                                                     "replies": replies})["valid"]  # fmt: skip
+    assert step(pr_checkout, dry)["status"] == "dry_run_complete"
+    assert [d["dry_run"] for d in state(pr_checkout, dry)["pr_review"]["drafts"]] == [True] * 4
+
+    later = start(pr_checkout, phase="6")
+    stop = step(pr_checkout, later)
+    assert (stop["action"], stop["status"]) == ("stop", "partial")
+    assert replies_of(github) == [t.id for t in threads[1:]]
+    assert fixloop_comments(threads[0]) == []
+    assert "Replies posted: 3 (already there: 0); threads resolved: 0; failed: 0." in stop["message"]
+    assert (
+        "Warning DRY_RUN_FIX_NOT_POSTED: 1 reply(ies) not posted: a dry run drafted them for threads to fix, "
+        "and fixed nothing. Run the command without --phase and --dry-run to fix and answer them."
+    ) in stop["message"]
+    final = state(pr_checkout, later)
+    assert list(final["pr_review"]["posted"]) == [t.id for t in threads[1:]]
+    assert final["summary"]["replies_posted"] == 3
+    # the fix thread is still open to the next run, the others answered
+    again = start(pr_checkout)
+    assert called(step(pr_checkout, again)) == ["comment-classifier"]
+    record = state(pr_checkout, again)["pr_review"]
+    assert [t["id"] for t in record["kept"]] == [threads[0].id]
+    assert record["dropped"]["answered"] == [t.id for t in threads[1:]]

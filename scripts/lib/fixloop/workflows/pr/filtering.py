@@ -18,9 +18,17 @@ def drop_reason(thread: Mapping[str, Any], pr_author: str, include_bots: bool) -
     comments = list(thread.get("comments") or [])
     if not comments:
         return "empty"
-    if comments[-1].get("marker"):
-        return "answered"  # the latest comment is fixloop's own reply
-    others = [c for c in comments if str(c.get("author") or "").lower() != pr_author.lower()]
+    # Requests come from people other than the PR author; fixloop's replies (whoever's account posted
+    # them) are not requests. What the author adds after a reply asks nothing new.
+    asking = [
+        index
+        for index, c in enumerate(comments)
+        if not c.get("marker") and str(c.get("author") or "").lower() != pr_author.lower()
+    ]
+    after_latest_request = comments[asking[-1] + 1 :] if asking else comments
+    if any(c.get("marker") for c in after_latest_request):
+        return "answered"
+    others = [comments[index] for index in asking]
     if not others:
         return "own"
     if not include_bots and all(c.get("is_bot") for c in others):

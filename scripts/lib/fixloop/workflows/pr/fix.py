@@ -165,6 +165,7 @@ class FixPhase(Phase):
         for thread_id in succeeded:
             fixes[thread_id] = {"status": "committed", "commit": sha, "files": self._files(ctx, thread_id)}
         record["fixes"] = fixes
+        ctx.data["errors_fixed"] = len(succeeded)  # the run's count of what it fixed: here, threads
         ctx.data["final_lines"] = [
             f"Committed {sha[:7]}: fixes {len(succeeded)} of {len(ctx.data['threads'])} thread(s) "
             f"({', '.join(changed)}); push the branch (`git push`) so the replies' commit is on GitHub."

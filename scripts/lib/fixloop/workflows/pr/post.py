@@ -1,7 +1,9 @@
 """Phase 6: the engine posts each reply draft (workflows.pr.posting); a dry run shows them instead.
 
 A run started at this phase (`--phase=6`) posts the drafts of the latest earlier fix-pr-review run of the
-same pull request that drafted them, skipping what that run already posted.
+same pull request that drafted them, skipping what that run already posted. When that run was a dry run, the
+replies to threads labelled fix are held back: they describe a fix that was never made, and once posted they
+would mark the thread answered, so no later run would fix it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from fixloop.workflows.pr import performers
 from fixloop.workflows.pr.record import missing, prepared
 
 PREVIEW_CHARS = 300
+
+
+def held_back(drafts: list[dict[str, Any]]) -> list[str]:
+    """The threads whose draft a real run must not post: fix threads drafted by a dry run."""
+    return [str(d["thread_id"]) for d in drafts if d.get("dry_run") and d.get("label") == "fix"]
 
 
 def draft_lines(drafts: list[dict[str, Any]]) -> list[str]:
@@ -36,15 +43,23 @@ class PostPhase(Phase):
         if ctx.dry_run:
             ctx.data["final_lines"] = draft_lines(drafts)
             return PhaseDone("success", {"dry_run": True, "drafts": len(drafts), "posted": 0})
+        held = held_back(drafts)
         result = ctx.work_result(performers.POST)
         if result is None:
-            return Work(performers.POST, {"resolve": ctx.config.pr_resolve_threads})
+            return Work(performers.POST, {"resolve": ctx.config.pr_resolve_threads, "hold": held})
         if not result.get("ok"):
             return PhaseFailed(str(result.get("code")), f"No reply posted: {result.get('message')}")
         posted = record.get("posted") or {}
         failed: dict[str, Any] = result["failed"]
         for thread_id, problem in failed.items():
             ctx.warn("REPLY_NOT_POSTED", f"Thread {thread_id}: {problem['message']}", thread=thread_id)
+        if held:
+            ctx.warn(
+                "DRY_RUN_FIX_NOT_POSTED",
+                f"{len(held)} reply(ies) not posted: a dry run drafted them for threads to fix, and fixed "
+                "nothing. Run the command without --phase and --dry-run to fix and answer them.",
+                threads=held,
+            )
         fresh = set(result["posted"])
         summary = {
             "drafts": len(drafts),
@@ -54,12 +69,16 @@ class PostPhase(Phase):
             ),
             "resolved": len(result["resolved"]),
             "failed": len(failed),
+            "held": len(held),
         }
         ctx.data["final_lines"] = [
             f"Replies posted: {summary['posted']} (already there: {summary['already_posted']}); "
             f"threads resolved: {summary['resolved']}; failed: {summary['failed']}."
         ]
         done = [draft for draft in drafts if draft["thread_id"] in posted]
+        ctx.data["summary_fields"] = {"replies_posted": len(done)}
+        if not done and len(held) == len(drafts):
+            return PhaseDone("skipped", summary)
         if not done:
             return PhaseFailed("PR_POST_FAILED", f"No reply could be posted ({len(failed)} failed).")
-        return PhaseDone("partial" if failed else "success", summary)
+        return PhaseDone("partial" if failed or held else "success", summary)

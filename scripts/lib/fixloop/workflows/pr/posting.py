@@ -31,7 +31,8 @@ def _save(root: Path, run_id: str, thread_id: str, entry: dict[str, Any], clock:
 
 
 def post_replies(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
-    """Post the run's drafts not yet posted; {"ok", "posted", "found", "resolved", "failed"}."""
+    """Post the run's drafts not yet posted, but those of the threads in `params["hold"]`;
+    {"ok", "posted", "found", "resolved", "failed"}."""
     run_id = str(state["run_id"])
     record = state["pr_review"]
     host = record["pr"].get("host")
@@ -39,7 +40,8 @@ def post_replies(root: Path, state: dict[str, Any], params: dict[str, Any], cloc
     posted: dict[str, Any] = dict(record.get("posted") or {})
     gh = Gh(Path(str(state["project_dir"])))
     outcome: dict[str, Any] = {"ok": True, "posted": [], "found": [], "resolved": [], "failed": {}}
-    todo = [draft for draft in drafts if draft["thread_id"] not in posted]
+    hold = set(params.get("hold") or [])
+    todo = [draft for draft in drafts if draft["thread_id"] not in posted and draft["thread_id"] not in hold]
     try:
         latest = gh_threads.latest_comments(gh, host, [draft["thread_id"] for draft in todo]) if todo else {}
     except FixloopError as error:

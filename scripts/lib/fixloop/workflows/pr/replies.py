@@ -113,6 +113,7 @@ class ReplyPhase(BatchedAgentPhase):
                     "label": labels[thread_id]["label"],
                     "commit": self._commit(ctx, thread_id),
                     "run_id": ctx.run_id,
+                    "dry_run": ctx.dry_run,
                 }
             )
 
