@@ -8,9 +8,13 @@ found in round 1, verified, fixed with two Edits, round 2 clean) with the real p
 and the scripted model, in a fresh copy of the sample project: ``claude -p "/fixloop:review --trust-config"``.
 From the scripted API's request log it prints, per run:
 - the model requests by role (the coordinator, the reviewers, the verifier, the fixer);
-- the characters sent by role (the JSON bodies of those requests), and the coordinator's share of them;
+- the characters sent by role (the JSON bodies of those requests) and the tokens by role (input and output
+  tokens as the scripted API reported them to Claude Code), and the coordinator's share of each;
 - the coordinator's turns per review round (a turn counts for the round its Agent calls serve), and its
-  final turn.
+  final turn;
+- the CLI's wall time, and the tokens the run's own report accounts for (``fixloop review report``);
+then the issue's goals (coordinator turns per round <= 3, down from ~9.5; coordinator share of characters
+sent <= 15%, down from 70%) against the medians of the runs.
 The plugin's environment is built once beforehand in a temporary data directory (or, when that fails, the
 engine uses this interpreter through FIXLOOP_PYTHON). Prints figures only; asserts nothing.
 """
@@ -25,7 +29,9 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +40,7 @@ sys.path[:0] = [str(E2E), str(ROOT / "scripts" / "lib")]
 
 from claude_runner import ClaudeRunner, require_claude_binary  # noqa: E402
 from fixloop_model import CLI_PERMISSION_MODE, COORDINATOR, FixloopModel, happy_path  # noqa: E402
-from fixloop_session import CHANGED_FILES, reply_tool_uses  # noqa: E402
+from fixloop_session import CHANGED_FILES, read_run, reply_tool_uses, reply_usage, run_engine  # noqa: E402
 from scripted_api import ScriptedAPI  # noqa: E402
 
 from fixloop.core.agent_names import REVIEWER_AGENTS  # noqa: E402
@@ -59,8 +65,14 @@ def prepare_data(data: Path) -> dict[str, str]:
     return {"FIXLOOP_PYTHON": sys.executable}
 
 
-def one_run(work: Path, data: Path, extra_env: dict[str, str]) -> list[dict[str, Any]]:
-    """The run's ``/v1/messages`` request log records."""
+@dataclass
+class Run:
+    requests: list[dict[str, Any]]  # the ``/v1/messages`` request log records
+    wall_s: float
+    report: dict[str, Any]  # `fixloop review report RUN --format json`
+
+
+def one_run(work: Path, data: Path, extra_env: dict[str, str]) -> Run:
     model = FixloopModel(happy_path())
     with ScriptedAPI(model.script(), log_path=work / "requests.jsonl") as api:
         runner = ClaudeRunner(
@@ -81,7 +93,11 @@ def one_run(work: Path, data: Path, extra_env: dict[str, str]) -> list[dict[str,
             f"the run failed: {json.dumps(result.summary(), indent=2)}\nproblems: {model.problems}\n"
             f"unmatched: {len(api.unmatched)}"
         )
-    return result.message_requests()
+    run_id = read_run(project).run_id
+    code, report = run_engine(project, "review", "report", run_id, plugin_data=data)
+    if code != 0:
+        raise SystemExit(f"fixloop review report {run_id} failed: {report}")
+    return Run(result.message_requests(), result.duration_s, dict(report))
 
 
 def turn_round(record: dict[str, Any]) -> str:
@@ -91,23 +107,52 @@ def turn_round(record: dict[str, Any]) -> str:
     return f"round {min(rounds, key=int)}" if rounds else "final"
 
 
-def show(records: list[dict[str, Any]], title: str) -> None:
+def show(run: Run, title: str) -> dict[str, float]:
+    """Print the run's figures; the ones the issue sets goals for."""
     requests: Counter[str] = Counter()
     chars: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
     turns: Counter[str] = Counter()
-    for record in records:
+    for record in run.requests:
         role = ROLE_OF.get(str(record["rule"]), str(record["rule"]))
         requests[role] += 1
         chars[role] += len(json.dumps(record["body"], ensure_ascii=False))
+        usage = reply_usage(record)
+        tokens[role] += usage["input_tokens"] + usage["output_tokens"]
         if role == "coordinator":
             turns[turn_round(record)] += 1
-    total = sum(chars.values())
-    print(f"\n{title}: {sum(requests.values())} model requests, {total:,} characters sent")
-    print(f"  {'role':14} {'requests':>8} {'characters':>12} {'share':>7}")
+    total_chars, total_tokens = sum(chars.values()), sum(tokens.values())
+    print(
+        f"\n{title}: {sum(requests.values())} model requests, {total_chars:,} characters sent, "
+        f"{total_tokens:,} tokens, {run.wall_s:.1f} s wall time"
+    )
+    print(f"  {'role':14} {'requests':>8} {'characters':>12} {'share':>7} {'tokens':>9} {'share':>7}")
     for role in sorted(requests, key=lambda r: -chars[r]):
-        print(f"  {role:14} {requests[role]:8} {chars[role]:12,} {100 * chars[role] / total:6.1f}%")
-    print(f"  the coordinator's share of the characters: {100 * chars['coordinator'] / total:.1f}%")
-    print("  coordinator turns: " + ", ".join(f"{name} {count}" for name, count in sorted(turns.items())))
+        print(
+            f"  {role:14} {requests[role]:8} {chars[role]:12,} {100 * chars[role] / total_chars:6.1f}%"
+            f" {tokens[role]:9,} {100 * tokens[role] / total_tokens:6.1f}%"
+        )
+    chars_share = 100 * chars["coordinator"] / total_chars
+    tokens_share = 100 * tokens["coordinator"] / total_tokens
+    print(
+        f"  the coordinator's share: {chars_share:.1f}% of the characters, {tokens_share:.1f}% of the tokens"
+    )
+    rounds = sorted(name for name in turns if name != "final")
+    per_round = sum(turns[name] for name in rounds) / max(1, len(rounds))
+    print(
+        "  coordinator turns: "
+        + ", ".join(f"{name} {turns[name]}" for name in [*rounds, "final"])
+        + f" ({per_round:.1f} per round)"
+    )
+    usage = run.report.get("usage") or {}
+    accounted = (usage.get("total") or {}).get("total_tokens", 0)
+    by_agent = usage.get("by_agent") or {}
+    print(
+        f"  the run's report accounts for {accounted:,} tokens "
+        f"({100 * accounted / total_tokens:.1f}% of those sent and received), "
+        f"{len(by_agent)} agents, estimated ${(usage.get('total') or {}).get('cost_usd', 0.0):.4f}"
+    )
+    return {"turns_per_round": per_round, "chars_share": chars_share, "tokens_share": tokens_share}
 
 
 def main() -> int:
@@ -119,10 +164,22 @@ def main() -> int:
     try:
         data = work / "plugin-data"
         extra_env = prepare_data(data)
+        figures = []
         for index in range(args.runs):
             run_dir = work / f"run-{index + 1}"
             run_dir.mkdir()
-            show(one_run(run_dir, data, extra_env), f"run {index + 1}")
+            figures.append(show(one_run(run_dir, data, extra_env), f"run {index + 1}"))
+        turns = median(f["turns_per_round"] for f in figures)
+        share = median(f["chars_share"] for f in figures)
+        tokens = median(f["tokens_share"] for f in figures)
+        print(f"\nmedian of {len(figures)} run(s), against the goals of the issue (before: ~9.5 turns, 70%):")
+        print(
+            f"  coordinator turns per round  {turns:5.1f}  goal <= 3    {'met' if turns <= 3 else 'NOT met'}"
+        )
+        print(
+            f"  coordinator share of chars   {share:5.1f}% goal <= 15%  {'met' if share <= 15 else 'NOT met'}"
+        )
+        print(f"  coordinator share of tokens  {tokens:5.1f}%")
     finally:
         if args.keep:
             print(f"work directory kept: {work}", file=sys.stderr)

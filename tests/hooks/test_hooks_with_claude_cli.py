@@ -41,8 +41,11 @@ def claude_bin() -> Path:
 
 def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> None:
     fixloop = PLUGIN_ROOT / "scripts" / "fixloop"
+    # The user approves the project's verification commands first (`fixloop trust`): a headless run that
+    # would run unapproved commands fails at once with VERIFY_COMMANDS_UNTRUSTED and dispatches nothing.
     setup = (
-        f"R=$({fixloop} run start --workflow review --changed-files inventory/stock.py"
+        f"{fixloop} trust >/dev/null"
+        f" && R=$({fixloop} run start --workflow review --changed-files inventory/stock.py"
         " | python3 -c \"import json,sys; print(json.load(sys.stdin)['run_id'])\")"
         f' && {fixloop} next $R >/dev/null; echo "RUN=$R DATA=$FIXLOOP_DATA"'
     )

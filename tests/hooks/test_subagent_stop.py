@@ -173,6 +173,7 @@ def test_the_coordinator_s_tokens_come_from_its_transcript(hooks: HookEnv, revie
             "id": "msg_1",
             "model": "claude-haiku-5-5",
             "usage": {"input_tokens": 9000, "output_tokens": 120, "cache_read_input_tokens": 800},
+            "content": [{"type": "text", "text": "fixloop review: done"}],
         },
     }
     (hooks.project / "agent-coord.jsonl").write_text(

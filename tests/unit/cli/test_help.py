@@ -25,7 +25,7 @@ GROUPS = _groups(cli)
 
 
 def test_every_group_is_listed() -> None:
-    assert [" ".join(path) for path, _ in GROUPS] == ["", "log", "policy", "review", "run"]
+    assert [" ".join(path) for path, _ in GROUPS] == ["", "baseline", "log", "policy", "review", "run"]
 
 
 @pytest.mark.parametrize(("path", "group"), GROUPS, ids=[" ".join(p) or "fixloop" for p, _ in GROUPS])

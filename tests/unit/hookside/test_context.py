@@ -104,6 +104,19 @@ def test_an_ended_run_is_found_only_for_the_result_of_a_call_it_recorded(bound_r
     assert context.find_run(post) is None
 
 
+def test_an_ended_run_is_found_for_the_first_stop_of_a_coordinator_it_saw_start(bound_run: BoundRun) -> None:
+    start = {"kind": "start", "ts_ms": 1, "agent": "coordinator", "agent_id": "c1"}
+    ledger.append(str(bound_run.dir), start)
+    ending.end_run(bound_run.root, bound_run.run_id, "failed")
+    stop = bound_run.payload("SubagentStop", agent_type="fixloop:coordinator", agent_id="c1")
+    found = context.find_run(stop)
+    assert found is not None and found.view.running is False
+    assert context.find_run({**stop, "agent_id": "c2"}) is None  # not started in this run
+    assert context.find_run({**stop, "agent_type": "fixloop:code-reviewer"}) is None
+    ledger.append(str(bound_run.dir), {"kind": "stop", "ts_ms": 2, "agent": "coordinator", "agent_id": "c1"})
+    assert context.find_run(stop) is None
+
+
 def test_a_session_bound_to_a_missing_run_warns_in_the_data_directory(bound_run: BoundRun) -> None:
     (bound_run.dir / "state.json").unlink()
     assert context.find_run(bound_run.payload("PreToolUse")) is None

@@ -84,3 +84,24 @@ def test_the_read_is_bounded(tmp_path: Path, monkeypatch: Any) -> None:
     lines = [assistant(f"msg_{n}", USAGE_2) for n in range(50)]
     spent = transcript_usage(str(write(tmp_path / "t.jsonl", lines)))
     assert spent is not None and spent["responses"] < 10
+
+
+def test_the_final_message_is_waited_for_a_few_seconds_at_most(tmp_path: Path, monkeypatch: Any) -> None:
+    final = 'fixloop review ab12cd34: success\n"done" \u00e9 2 fixed'
+    answered = assistant("msg_2", USAGE_2)
+    answered["message"]["content"] = [{"type": "text", "text": final}]
+    path = write(tmp_path / "t.jsonl", [assistant("msg_1", USAGE_1)])
+    writes = [answered]
+
+    def sleep(seconds: float) -> None:  # Claude Code writes the final response while the hook waits
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in writes))
+        writes.clear()
+
+    monkeypatch.setattr("time.sleep", sleep)
+    assert module.wait_for_final(str(path), final) is True
+    spent = transcript_usage(str(path))
+    assert spent is not None and spent["responses"] == 2
+    assert module.wait_for_final(str(path), "") is True
+    assert module.wait_for_final(str(tmp_path / "missing.jsonl"), final) is True
+    assert module.wait_for_final(str(path), "never written", timeout=0.2) is False

@@ -124,10 +124,51 @@ def test_the_defaults_a_run_starts_with() -> None:
     }
 
 
-def test_a_model_name_is_a_family_or_a_model_id() -> None:
-    assert (
-        LoopConfig.model_validate({"models": {"reviewers": "claude-opus-4-5"}}).models.reviewers
-        == "claude-opus-4-5"
+def test_a_model_name_is_a_family_the_agent_tool_takes() -> None:
+    assert LoopConfig.model_validate({"models": {"reviewers": "opus"}}).models.reviewers == "opus"
+    # Claude Code's Agent tool refuses a call whose `model` is a full model id: refused here instead.
+    for name in ("claude-opus-4-5", "gpt-5; rm -rf /"):
+        with pytest.raises(ValidationError):
+            LoopConfig.model_validate({"models": {"reviewers": name}})
+
+
+def test_the_finding_rules_config(tmp_path: Path) -> None:
+    defaults = LoopConfig()
+    assert (defaults.review_include, defaults.review_exclude, defaults.min_severity) == ([], [], "low")
+    assert (defaults.max_findings, defaults.categories) == (None, {})
+    (tmp_path / "c.json").write_text(
+        json.dumps(
+            {
+                "review_include": ["src/**"],
+                "review_exclude": ["*_pb2.py"],
+                "min_severity": "high",
+                "max_findings": 5,
+                "categories": {"style": False, "Logic Error": True},
+            }
+        )
     )
-    with pytest.raises(ValidationError):
-        LoopConfig.model_validate({"models": {"reviewers": "gpt-5; rm -rf /"}})
+    config = load_config(tmp_path, tmp_path / "c.json").config
+    assert (config.review_include, config.review_exclude) == (["src/**"], ["*_pb2.py"])
+    assert (config.min_severity, config.max_findings) == ("high", 5)
+    assert config.categories == {"style": False, "Logic Error": True}
+
+
+def test_bad_finding_rules_are_named(tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text(
+        json.dumps(
+            {
+                "review_include": [" "],
+                "min_severity": "severe",
+                "max_findings": 0,
+                "categories": {"style": "off", "-bad": False},
+            }
+        )
+    )
+    paths = [item["path"] for item in violations_of(tmp_path, tmp_path / "c.json")]
+    assert paths == [
+        "$.categories.-bad.[key]",
+        "$.categories.style",
+        "$.max_findings",
+        "$.min_severity",
+        "$.review_include[0]",
+    ]

@@ -18,6 +18,7 @@ from fixloop.core.errors import FixloopError
 # subcommand -> "module:attribute" of its click command
 SUBCOMMANDS: dict[str, str] = {
     "answer": "fixloop.cli.flow:answer_command",
+    "baseline": "fixloop.cli.baseline:baseline",
     "next": "fixloop.cli.flow:next_command",
     "record": "fixloop.cli.flow:record_command",
     "start": "fixloop.cli.flow:start_command",

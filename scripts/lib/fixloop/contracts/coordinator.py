@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId
+from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId, Severity
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.thresholds import MAX_QUALITY_RETRIES
 
@@ -24,9 +24,16 @@ TerminationReason = Literal[
 ]
 VerificationChoice = Literal["rollback", "continue", "manual"]
 QuestionMode = Literal["auto", "ask", "default"]
-# haiku, sonnet, opus (the current model of that family) or a full model id
-ModelName = Annotated[str, StringConstraints(pattern=r"^(haiku|sonnet|opus|claude-[a-z0-9][a-z0-9.-]*)$")]
+# The current model of that family. The hooks pass it as the Agent tool's `model`, which takes only these
+# aliases: Claude Code (2.1.328) refuses the whole call when it is given a full model id.
+ModelName = Literal["haiku", "sonnet", "opus"]
 Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+# A path glob of review_include / review_exclude (runs.path_filters gives the syntax).
+GlobPattern = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^\S(.*\S)?$")]
+# A reviewer finding category (contracts.reviewer: a short kebab-case label).
+CategoryName = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_ -]*$")
+]
 
 
 class RoleModels(Contract):
@@ -111,6 +118,23 @@ class LoopConfig(Contract):
     pr_post_summary: bool = Field(
         default=False, description="fix-pr-review posts a summary comment on the pull request at the end."
     )
+    review_include: list[GlobPattern] = Field(
+        default_factory=list,
+        description="Review only files matching one of these globs (empty: every changed file).",
+    )
+    review_exclude: list[GlobPattern] = Field(
+        default_factory=list, description="Never review files matching one of these globs."
+    )
+    min_severity: Severity = Field(
+        default="low", description="Drop findings less severe than this (critical, high, medium, low)."
+    )
+    max_findings: Annotated[int, Field(ge=1, strict=True)] | None = Field(
+        default=None,
+        description="Keep at most this many findings per round: the most severe, then the most confident.",
+    )
+    categories: dict[CategoryName, bool] = Field(
+        default_factory=dict, description='Finding categories turned on or off, e.g. {"style": false}.'
+    )
 
 
 class RunContext(Contract):
@@ -190,6 +214,11 @@ class ReviewIteration(Contract):
     introduced_issues: list[str] = Field(default_factory=list)
     persisting_issues: list[str] = Field(default_factory=list)
     removed_by_verifier: list[str] = Field(default_factory=list)
+    suppressed: dict[str, Annotated[int, Field(ge=1)]] | None = Field(
+        default=None,
+        description="Findings the engine dropped in this round, per reason (baseline, inline_ignore, "
+        "path_filter, category_off, below_min_severity, over_max_findings); absent when none.",
+    )
 
 
 class ReviewSummary(Contract):

@@ -119,8 +119,12 @@ def find_run(payload: Mapping[str, Any]) -> RunContext | None:
 
 def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: str) -> bool:
     """A result whose call the run recorded is logged even after the run ended: the coordinator ends its own
-    run before it returns, and its AGENT_RESULT still belongs to that run."""
-    if payload.get("hook_event_name") not in ("PostToolUse", "PostToolUseFailure"):
+    run before it returns, and its AGENT_RESULT still belongs to that run. So does the first stop of a
+    coordinator the run saw start (its token usage is read from its transcript when it stops)."""
+    event = payload.get("hook_event_name")
+    if event == "SubagentStop":
+        return _stops_a_started_coordinator(payload, run_dir)
+    if event not in ("PostToolUse", "PostToolUseFailure"):
         return False
     from fixloop.store import ledger
 
@@ -128,6 +132,18 @@ def closes_a_recorded_call(payload: Mapping[str, Any], run_dir: str) -> bool:
     return ledger.find_call(records, payload.get("tool_use_id")) is not None and (
         ledger.find_result(records, payload.get("tool_use_id")) is None
     )
+
+
+def _stops_a_started_coordinator(payload: Mapping[str, Any], run_dir: str) -> bool:
+    from fixloop.core import agent_names
+    from fixloop.store import ledger
+
+    if agent_names.agent_name(payload.get("agent_type"), plugin_only=True) != agent_names.COORDINATOR_AGENT:
+        return False
+    agent_id = payload.get("agent_id")
+    records = ledger.read(run_dir)
+    started = any(r.get("kind") == "start" and r.get("agent_id") == agent_id for r in records)
+    return started and not ledger.stops_of(records, agent_id)
 
 
 def fallback_warning(code: str, message: str, payload: Mapping[str, Any] | None = None) -> None:

@@ -153,7 +153,7 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
     if agent_id is not None:
         _store_verdict(context, agent_id, verdict, went_on)
     if not contracted:
-        _record_transcript_usage(context, payload, agent, agent_id)
+        _record_transcript_usage(context, payload, agent, agent_id, text)
     if output is None:
         launch = ledger.find_launch(records, agent_id)
         if launch is not None:
@@ -164,14 +164,16 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
 
 
 def _record_transcript_usage(
-    context: RunContext, payload: Mapping[str, Any], agent: str, agent_id: str | None
+    context: RunContext, payload: Mapping[str, Any], agent: str, agent_id: str | None, final_text: str
 ) -> None:
-    """A `usage` ledger line with what the agent's transcript says it spent (no tool result reports it)."""
+    """A `usage` ledger line with what the agent's transcript says it spent (no tool result reports it),
+    read once the transcript holds its final message (or after waiting a few seconds for it)."""
     path = payload.get("agent_transcript_path")
     if not isinstance(path, str) or not path:
         return
-    from fixloop.hookside.transcript_usage import transcript_usage
+    from fixloop.hookside.transcript_usage import transcript_usage, wait_for_final
 
+    wait_for_final(path, final_text)
     spent = transcript_usage(path)
     if spent is not None:
         ledger.append(

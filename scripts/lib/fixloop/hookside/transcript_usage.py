@@ -11,6 +11,10 @@ from fixloop.core import jsoncodec
 from fixloop.hookside.results import USAGE_KEYS
 
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+# Claude Code may fire SubagentStop a moment before the agent's final response reaches its transcript.
+FINAL_WAIT_SECONDS = 3.0
+FINAL_POLL_SECONDS = 0.05
+TAIL_BYTES = 256 * 1024
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,3 +67,29 @@ def transcript_usage(path: str) -> dict[str, Any] | None:
         "model": models[-1] if models else None,
         "responses": len(responses),
     }
+
+
+def _holds(path: str, needle: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - TAIL_BYTES - len(needle)))
+            return needle in handle.read()
+    except OSError:
+        return True  # nothing to wait for
+
+
+def wait_for_final(path: str, final_text: str, timeout: float = FINAL_WAIT_SECONDS) -> bool:
+    """Whether the transcript holds the agent's final message (as JSON text), waiting up to `timeout`
+    seconds for it to be written."""
+    import time
+
+    if not final_text:
+        return True
+    needle = jsoncodec.dumps(final_text, ensure_ascii=False)[1:-1].encode("utf-8")
+    deadline = time.monotonic() + timeout
+    while not _holds(path, needle):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(FINAL_POLL_SECONDS)
+    return True

@@ -11,6 +11,7 @@ from typing import Any
 
 from fixloop.contracts.coordinator import CoordinatorOutput
 from fixloop.review.access import started_review
+from fixloop.review.filters import suppressed_counts
 from fixloop.review.state import Issue, Review, VerificationResult
 from fixloop.review.views import (
     closed_rounds,
@@ -87,6 +88,9 @@ def review_iterations(review: Review) -> list[dict[str, Any]]:
         entry["introduced_issues"] = list(rnd.get("introduced_issues") or [])
         entry["persisting_issues"] = list(rnd.get("persisting_issues") or [])
         entry["removed_by_verifier"] = list(rnd.get("removed_by_verifier") or [])
+        suppressed = suppressed_counts(rnd)
+        if suppressed:
+            entry["suppressed"] = suppressed
         iterations.append(entry)
     return iterations
 

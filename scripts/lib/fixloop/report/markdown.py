@@ -151,6 +151,7 @@ def markdown(state: Mapping[str, Any]) -> str:
                 f"| {len(item['introduced_issues'])} | {len(item['removed_by_verifier'])} |"
             )
         lines.append("")
+        lines += suppressed_lines(iterations)
     for title, key in (
         ("Fixed issues", "fixed_issues"),
         ("Introduced issues", "introduced_issues"),
@@ -167,6 +168,20 @@ def markdown(state: Mapping[str, Any]) -> str:
     if usage:
         lines += ["", *usage_rows(usage)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def suppressed_lines(iterations: list[dict[str, Any]]) -> list[str]:
+    """How many findings the project's rules (baseline, inline ignores, filters, limits) dropped."""
+    lines = []
+    for item in iterations:
+        counts: dict[str, int] = item.get("suppressed") or {}
+        if counts:
+            reasons = ", ".join(f"{reason} {count}" for reason, count in counts.items())
+            total = sum(counts.values())
+            lines.append(
+                f"Round {item['iteration']}: {total} finding(s) dropped by the project's rules ({reasons})."
+            )
+    return [*lines, ""] if lines else []
 
 
 def usage_rows(usage: Mapping[str, Any]) -> list[str]:

@@ -4,15 +4,17 @@ the verifier and the fixer, each in the action document that carries it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fixloop.contracts.prompt_text import contract_text, review_guide_text
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.core.thresholds import QUALITY_PASS_SCORE
 from fixloop.review.access import config_of, run_id_of
+from fixloop.review.filter_text import accepted_lines, finding_rule_requirements
 from fixloop.review.state import Round, first_retry_context
 from fixloop.review.step import Document
+from fixloop.runs.baseline import BaselineEntry
 
 # The issue fields an agent sees (the merge bookkeeping, fingerprint and sources, stays in the state).
 AGENT_ISSUE_FIELDS = (
@@ -45,9 +47,11 @@ def _issues_for_agent(rnd: Round, ids: list[str]) -> list[dict[str, Any]]:
 # ---- reviewers ------------------------------------------------------------------------------------
 
 
-def review_task(state: Mapping[str, Any], rnd: Round) -> dict[str, Any]:
+def review_task(
+    state: Mapping[str, Any], rnd: Round, accepted: Sequence[BaselineEntry] = ()
+) -> dict[str, Any]:
     """The task document (task_id, review_type, working_directory, requirements, retry_context) shared by
-    the reviewers of this round's current pass."""
+    the reviewers of this round's current pass; `accepted`: the baseline's findings in the round's files."""
     config = config_of(state)
     run_id = run_id_of(state)
     base_ref = state.get("base_ref")
@@ -56,6 +60,7 @@ def review_task(state: Mapping[str, Any], rnd: Round) -> dict[str, Any]:
         f"Only report issues with confidence >= {config.confidence_threshold}.",
         "Only review the listed files; report paths relative to the working directory.",
         "Set auto_fixable to true only for a mechanical fix that needs no design decision.",
+        *finding_rule_requirements(config, len(accepted)),
     ]
     if retry["attempt_number"] > 1:
         requirements.append(
@@ -80,7 +85,9 @@ def review_task(state: Mapping[str, Any], rnd: Round) -> dict[str, Any]:
     }
 
 
-def reviewer_prompt(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any]) -> str:
+def reviewer_prompt(
+    state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any], accepted: Sequence[BaselineEntry] = ()
+) -> str:
     config = config_of(state)
     files = rnd.get("scope") or []
     base_ref = state.get("base_ref")
@@ -95,6 +102,7 @@ def reviewer_prompt(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any
     ]
     if base_ref:
         lines += ["", f"The changes are against {base_ref}: see them with `git diff {base_ref} -- <file>`."]
+    lines += accepted_lines(accepted)
     lines += [
         "",
         review_guide_text(config.confidence_threshold),
@@ -121,7 +129,9 @@ def reviewer_prompt(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any
     return "\n".join(lines)
 
 
-def review_action(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any]) -> Document:
+def review_action(
+    state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any], accepted: Sequence[BaselineEntry] = ()
+) -> Document:
     run_id = run_id_of(state)
     return {
         "action": "review",
@@ -129,7 +139,7 @@ def review_action(state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any])
         "attempt": task["retry_context"]["attempt_number"],
         "agents": [f"fixloop:{agent}" for agent in REVIEWER_AGENTS],
         "task": dict(task),
-        "prompt": reviewer_prompt(state, rnd, task),
+        "prompt": reviewer_prompt(state, rnd, task, accepted),
         "next_command": f"fixloop review next {run_id}",
     }
 

@@ -7,24 +7,34 @@ from typing import Any
 
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core.agent_names import REVIEWER_AGENTS
+from fixloop.core.errors import FixloopError
 from fixloop.review.access import started_review
+from fixloop.review.filters import (
+    SEVERITY_RANK,
+    accepted_in_scope,
+    finding_rules,
+    record_suppression,
+    suppress,
+)
 from fixloop.review.identity import Candidate, IssueRegistry, issue_number
 from fixloop.review.outcome import fail
 from fixloop.review.prompts import review_action, review_task
 from fixloop.review.state import AgentResult, ErrorDocument, Issue, IssueSource, Round, RunState, new_round
 from fixloop.review.step import Document, StepContext
 from fixloop.review.views import files_modified
-
-SEVERITY_RANK: dict[str, int] = {"critical": 4, "high": 3, "medium": 2, "low": 1}
+from fixloop.runs.changed_files import reviewable_files
 
 
 def review_scope(state: RunState) -> list[str]:
-    """The files to review: the run's changed files plus every file a kept fix modified."""
+    """The files to review: the run's changed files plus every file a kept fix modified, less those the
+    config's path filters leave out (before any reviewer is asked, so they cost nothing)."""
     files = {str(item) for item in state.get("changed_files") or []}
     review = started_review(state)
     if review is not None:
         files.update(files_modified(review))
-    return sorted(files)
+    config = state.get("config")
+    kept, _left_out = reviewable_files(sorted(files), config if isinstance(config, dict) else {})
+    return kept
 
 
 def start_round(ctx: StepContext, number: int) -> Round:
@@ -46,12 +56,21 @@ def request_review(ctx: StepContext, rnd: Round) -> Document:
     """Open a review pass of `rnd` and return the `review` action for it."""
     if rnd["iteration"] > 1 or rnd["pass"] > 1:
         rnd["scope"] = review_scope(ctx.state)
+    try:
+        rules = finding_rules(ctx.state, ctx.config)
+    except FixloopError as error:
+        return fail(ctx, _rules_error(error))
+    accepted = accepted_in_scope(rules, rnd["scope"])
     rnd["review_requested_at_ms"] = ctx.now
     rnd["records"] = {}
-    task = review_task(ctx.state, rnd)
+    task = review_task(ctx.state, rnd, accepted)
     for agent in REVIEWER_AGENTS:
         ctx.emit("D", "AGENT_IO", agent=agent, direction="input", iteration=rnd["iteration"], content=task)
-    return review_action(ctx.state, rnd, task)
+    return review_action(ctx.state, rnd, task, accepted)
+
+
+def _rules_error(error: FixloopError) -> dict[str, Any]:
+    return {"code": error.code, "message": error.message, **error.details}
 
 
 def _error_doc(
@@ -158,8 +177,17 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
             },
         )
 
+    try:
+        rules = finding_rules(ctx.state, ctx.config)
+    except FixloopError as error:
+        return fail(ctx, _rules_error(error))
+    suppression = suppress(merge_issues(raw), rules)
+    record_suppression(rnd, suppression)
+    if suppression.dropped:
+        dropped = {"iteration": number, "dropped": len(suppression.dropped), "by_reason": suppression.counts}
+        ctx.emit("I", "DATA_COLLECTED", data_type="suppressed_findings", summary=dropped)
     registry = IssueRegistry.from_json(ctx.review.get("registry"))
-    merged = merge_issues(raw)
+    merged = suppression.kept
     ids = registry.assign([candidate for candidate, _issue in merged], number)
     round_issues: list[Issue] = []
     for issue_id, (_candidate, issue) in zip(ids, merged, strict=True):

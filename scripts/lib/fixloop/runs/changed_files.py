@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fixloop.core import timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
+from fixloop.runs.baseline import BASELINE_FILE
 from fixloop.runs.lifecycle import Clock, load_run, require_running, run_log, store_for
+from fixloop.runs.path_filters import PathFilter
 from fixloop.store import gitfiles, layout
+
+BASELINE_PATH = BASELINE_FILE.as_posix()
 
 
 def normalize_files(root: Path, files: Sequence[str]) -> list[str]:
@@ -35,6 +39,20 @@ def normalize_files(root: Path, files: Sequence[str]) -> list[str]:
         except ValueError:
             result.add(resolved.relative_to(real_root).as_posix())
     return sorted(result)
+
+
+def review_path_filter(config: Mapping[str, Any]) -> PathFilter:
+    """The path filters of a config (LoopConfig as JSON, e.g. a run state's `config`)."""
+    include = config.get("review_include") or []
+    exclude = config.get("review_exclude") or []
+    return PathFilter.of([str(item) for item in include], [str(item) for item in exclude])
+
+
+def reviewable_files(files: Sequence[str], config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(kept, left out): `files` without those the config's review_include / review_exclude leave out, and
+    without the project's baseline file (data about reviews, not code to review)."""
+    kept, left_out = review_path_filter(config).split([item for item in files if item != BASELINE_PATH])
+    return kept, left_out
 
 
 def collect_files(
@@ -90,6 +108,8 @@ def set_files(
     state = load_run(root, run_id)
     require_running(state)
     files, base_ref, _ = collect_files(root, changed_files, git_base, tolerate_git=False)
+    config = state.get("config")
+    files, left_out = reviewable_files(files, config if isinstance(config, dict) else {})
     store = store_for(root, run_id, clock)
     now = timekeeping.now_ms(clock)
 
@@ -100,14 +120,13 @@ def set_files(
         current["updated_at"] = utc_timestamp_ms(now / 1000)
 
     state = store.update(replace, action="set_files")
-    run_log(state, clock).emit(
-        "I",
-        "DATA_COLLECTED",
-        data_type="changed_files",
-        summary={
-            "count": len(files),
-            "source": "git" if git_base is not None else "explicit",
-            "base_ref": base_ref,
-        },
-    )
-    return {"run_id": run_id, "changed_files": files, "base_ref": base_ref, "warnings": []}
+    summary: dict[str, Any] = {
+        "count": len(files),
+        "source": "git" if git_base is not None else "explicit",
+        "base_ref": base_ref,
+    }
+    answer: dict[str, Any] = {"run_id": run_id, "changed_files": files, "base_ref": base_ref, "warnings": []}
+    if left_out:  # only said when the path filters left something out
+        summary["left_out"] = answer["files_left_out"] = left_out
+    run_log(state, clock).emit("I", "DATA_COLLECTED", data_type="changed_files", summary=summary)
+    return answer

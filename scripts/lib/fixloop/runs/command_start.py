@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
+from fixloop.runs import reviewed
 from fixloop.runs.creation import start_run
 from fixloop.runs.lifecycle import SESSION_ENV, Clock
+from fixloop.runs.review_base import ReviewBase, automatic_base, since_base
 from fixloop.runs.typed_command import TypedCommand, parse_typed_command
 from fixloop.store import gitfiles, layout
 
@@ -54,13 +56,21 @@ def take_prompt(root: Path, session: str) -> str:
     return prompt
 
 
-def _review_files(root: Path, typed: TypedCommand) -> tuple[list[str] | None, str | None]:
-    """(named files, git base): the paths the user named, or the git changes (since --since, else HEAD)."""
+def _review_files(root: Path, typed: TypedCommand) -> tuple[list[str] | None, ReviewBase | None]:
+    """(named files, git base): the paths the user named, or the git changes since --since REF, else since
+    the branch's last review (runs.review_base)."""
     try:
         words = shlex.split(typed.text)
     except ValueError:
         words = typed.text.split()
+    since = typed.options.get("since")
     if words:
+        if since is not None:
+            raise FixloopError(
+                "CONFLICTING_ARGUMENTS",
+                "Give either paths to review or --since REF, not both.",
+                arguments=["--since", "paths"],
+            )
         missing = [word for word in words if not (root / word).exists()]
         if missing:
             raise FixloopError(
@@ -76,7 +86,7 @@ def _review_files(root: Path, typed: TypedCommand) -> tuple[list[str] | None, st
             "/fixloop:review path/to/file.py path/to/folder",
             project=str(root),
         )
-    return None, str(typed.options.get("since") or "")
+    return None, since_base(root, str(since)) if since is not None else automatic_base(root)
 
 
 def _files_under(root: Path, word: str) -> list[str]:
@@ -112,7 +122,7 @@ def start_command(
     prompt = take_prompt(root, session)
     typed = parse_typed_command(prompt, command)
     changed: list[str] | None = None
-    base: str | None = None
+    base: ReviewBase | None = None
     if typed.workflow == "review":
         changed, base = _review_files(root, typed)
     result = start_run(
@@ -126,7 +136,8 @@ def start_command(
         config_file=typed.options.get("config"),
         command=prompt.strip(),
         changed_files=changed,
-        git_base=base,
+        git_base=base.diff_base if base is not None else None,
+        review_base=base.to_json() if base is not None else None,
         claude_session_id=session,
         free_text=typed.text,
         interactive=env.get(ATTENDED_ENV) != "0",
@@ -134,7 +145,10 @@ def start_command(
         trust_config=bool(typed.options.get("trust_config")),
         clock=clock,
     )
-    return dict(result["state"])
+    state = dict(result["state"])
+    if base is not None and base.branch is not None and base.head is not None:
+        reviewed.note_started(root, str(state["run_id"]), base.branch, base.head)
+    return state
 
 
 def started_text(state: Mapping[str, Any]) -> str:
@@ -143,4 +157,11 @@ def started_text(state: Mapping[str, Any]) -> str:
     span = f"phase {phases[0]}" if len(phases) == 1 else f"phases {','.join(str(p) for p in phases)}"
     stack = f" ({state['stack']})" if state.get("stack") else ""
     dry = ", dry run" if state.get("dry_run") else ""
-    return f"fixloop run {state['run_id']} started: {state['workflow']}{stack}, {span}{dry}."
+    text = f"fixloop run {state['run_id']} started: {state['workflow']}{stack}, {span}{dry}."
+    base = state.get("review_base")
+    if isinstance(base, dict) and base.get("message"):
+        text += f" {base['message']}"
+    left_out = state.get("files_left_out")
+    if isinstance(left_out, list) and left_out:
+        text += f" {len(left_out)} changed file(s) left out by review_include/review_exclude."
+    return text

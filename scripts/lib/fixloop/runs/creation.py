@@ -12,7 +12,7 @@ from fixloop.core import timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import new_run_id
 from fixloop.core.timekeeping import utc_timestamp_ms
-from fixloop.runs.changed_files import collect_files
+from fixloop.runs.changed_files import collect_files, reviewable_files
 from fixloop.runs.command_args import CommandArgs, parse_command_args
 from fixloop.runs.lifecycle import (
     SESSION_ENV,
@@ -26,7 +26,7 @@ from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
 from fixloop.runs.verify_commands import resolve_commands
 from fixloop.store import gitfiles, layout
 from fixloop.store.ignored import keep_out_of_git
-from fixloop.store.logwriter import LOG_LEVELS, log_file_paths
+from fixloop.store.logwriter import LOG_LEVELS, EventLog, log_file_paths
 
 SCHEMA_VERSION = 1
 _CREATE_ATTEMPTS = 5
@@ -49,6 +49,7 @@ def start_run(
     command: str | None = None,
     changed_files: Sequence[str] | None = None,
     git_base: str | None = None,
+    review_base: Mapping[str, Any] | None = None,
     claude_session_id: str | None = None,
     free_text: str | None = None,
     interactive: bool = False,
@@ -59,7 +60,9 @@ def start_run(
     """Create a run, bind it to the Claude Code session, open its logs and write SESSION_START.
 
     Options given directly win over the same flag in `raw_args` (the slash command's $ARGUMENTS).
-    `git_base` "" means HEAD. `claude_session_id` None reads $CLAUDE_CODE_SESSION_ID ("" = no session).
+    `git_base` "" means HEAD; `review_base` (runs.review_base.ReviewBase.to_json) says why that base.
+    The config's review_include / review_exclude leave files out. `claude_session_id` None reads
+    $CLAUDE_CODE_SESSION_ID ("" = no session).
     `free_text` (the user's words, exact) wins over the rest of `raw_args`; `interactive` says whether a
     person can answer the run's questions; `inputs` holds what the workflow was started on (a PR, a CI run,
     a plan); `trust_config` approves the run's verification commands for this run only.
@@ -82,6 +85,7 @@ def start_run(
     loaded = load_config(root, config_file)
     config, commands = resolve_commands(root, loaded.config)
     files, base_ref, warnings = collect_files(root, changed_files, git_base)
+    files, left_out = reviewable_files(files, config.model_dump(mode="json"))
     session = claude_session_id if claude_session_id is not None else os.environ.get(SESSION_ENV, "")
     if session and not layout.is_session_id(session):
         raise FixloopError(
@@ -152,6 +156,10 @@ def start_run(
             "review": {},
             "verification": None,
         }
+        if review_base is not None:
+            state["review_base"] = dict(review_base)
+        if left_out:
+            state["files_left_out"] = left_out
         try:
             store_for(root, run_id, clock).create(state)
             break
@@ -187,7 +195,28 @@ def start_run(
         )
     for warning in warnings:
         events.emit("W", "WARNING", **warning)
+    _files_events(events, state)
     return {"state": state, "warnings": warnings, "free_text": state["free_text"]}
+
+
+def _files_events(events: EventLog, state: Mapping[str, Any]) -> None:
+    """Which base the changed files come from and why, and what the path filters left out."""
+    base = state.get("review_base")
+    left_out = state.get("files_left_out") or []
+    if isinstance(base, dict):
+        summary = {**base, "base_ref": state["base_ref"], "count": len(state["changed_files"])}
+        events.emit("I", "DATA_COLLECTED", data_type="review_base", summary=summary)
+        if base.get("reason") == "history_rewritten":
+            events.emit(
+                "W",
+                "WARNING",
+                code="REVIEW_BASE_RESET",
+                message=str(base.get("message")),
+                impact="the whole branch is reviewed again, not only what changed since the last review",
+            )
+    if left_out:
+        summary = {"kept": len(state["changed_files"]), "left_out": list(left_out)}
+        events.emit("I", "DATA_COLLECTED", data_type="path_filters", summary=summary)
 
 
 def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:
@@ -208,4 +237,5 @@ def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:
         "dry_run": state["dry_run"],
         "changed_files": state["changed_files"],
         "claude_session_id": state["claude_session_id"],
+        **{key: state[key] for key in ("review_base", "files_left_out") if key in state},
     }

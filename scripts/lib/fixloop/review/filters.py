@@ -1,0 +1,184 @@
+"""Which merged findings of a round the engine drops, whatever the reviewers said, and why.
+
+A finding is dropped for the first reason that applies, in this order: its file is outside the config's
+path filters (`path_filter`), the project's baseline accepted it (`baseline`), an inline `fixloop: ignore`
+mark covers it (`inline_ignore`), its category is turned off (`category_off`), it is less severe than
+`min_severity` (`below_min_severity`). Of the rest, at most `max_findings` are kept, the most severe and
+then the most confident first (`over_max_findings`). The round keeps a count per reason and a short record
+of each dropped finding; dropped findings get no id, so they never become fixable nor remaining.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from fixloop.contracts.coordinator import LoopConfig
+from fixloop.review.identity import (
+    LINE_TOLERANCE,
+    Candidate,
+    identity_key,
+    normalize_file,
+)
+from fixloop.review.inline_ignore import SourceLines, category_key, inline_ignored
+from fixloop.review.state import Issue, Round
+from fixloop.runs.baseline import BaselineEntry, load_baseline
+from fixloop.runs.path_filters import PathFilter
+
+SEVERITY_RANK: dict[str, int] = {"critical": 4, "high": 3, "medium": 2, "low": 1}
+REASONS: tuple[str, ...] = (
+    "path_filter",
+    "baseline",
+    "inline_ignore",
+    "category_off",
+    "below_min_severity",
+    "over_max_findings",
+)
+Merged = tuple[Candidate, Issue]  # rounds.merge_issues gives one per fingerprint
+
+
+def path_filter_of(config: LoopConfig) -> PathFilter:
+    return PathFilter.of(config.review_include, config.review_exclude)
+
+
+def categories_off(config: LoopConfig) -> list[str]:
+    """The categories the config turns off, as category_key writes them."""
+    return sorted({category_key(name) for name, on in config.categories.items() if not on})
+
+
+class Baseline:
+    """The accepted findings, looked up by exact fingerprint, or by file, category and normalized
+    description at a line within LINE_TOLERANCE of the accepted one (code moves when lines are added above
+    it, and the fingerprint's line bucket moves with it)."""
+
+    def __init__(self, entries: Sequence[BaselineEntry]) -> None:
+        self.entries = list(entries)
+        self.fingerprints = {entry["fingerprint"] for entry in self.entries}
+        self.lines: dict[tuple[str, str, str], list[int]] = {}
+        for entry in self.entries:
+            self.lines.setdefault(identity_key(entry), []).append(entry["line"])
+
+    def accepts(self, fingerprint: str, issue: Mapping[str, Any]) -> bool:
+        if fingerprint in self.fingerprints:
+            return True
+        line = issue.get("line")
+        if not isinstance(line, int):
+            return False
+        return any(abs(line - known) <= LINE_TOLERANCE for known in self.lines.get(identity_key(issue), ()))
+
+
+@dataclass(frozen=True)
+class FindingRules:
+    """What decides the drops of a round: the config, the baseline and the project's files."""
+
+    config: LoopConfig
+    baseline: Baseline
+    project_dir: Path | None
+    paths: PathFilter
+    off: frozenset[str]
+
+    @classmethod
+    def of(
+        cls, config: LoopConfig, entries: Sequence[BaselineEntry], project_dir: Path | None
+    ) -> FindingRules:
+        off = frozenset(categories_off(config))
+        return cls(config, Baseline(entries), project_dir, path_filter_of(config), off)
+
+
+def finding_rules(state: Mapping[str, Any], config: LoopConfig) -> FindingRules:
+    """The rules of the run in `state`, with the project's baseline read now (INVALID_BASELINE when the
+    file is broken: better no review than one that fixes what the team accepted)."""
+    project = state.get("project_dir")
+    root = Path(project) if isinstance(project, str) and project else None
+    return FindingRules.of(config, load_baseline(root) if root is not None else [], root)
+
+
+def accepted_in_scope(rules: FindingRules, scope: Sequence[str]) -> list[BaselineEntry]:
+    """The baseline's findings in the files a round reviews (what the reviewers are told to leave out)."""
+    files = set(scope)
+    return [entry for entry in rules.baseline.entries if normalize_file(entry["file"]) in files]
+
+
+@dataclass
+class Suppression:
+    kept: list[Merged] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # a short record of each, with its reason
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Dropped findings per reason, in REASONS order, reasons with none left out."""
+        found = [item["reason"] for item in self.dropped]
+        return {reason: found.count(reason) for reason in REASONS if reason in found}
+
+
+def _record(fingerprint: str, issue: Mapping[str, Any], reason: str) -> dict[str, Any]:
+    return {
+        "fingerprint": fingerprint,
+        "file": issue.get("file"),
+        "line": issue.get("line"),
+        "category": issue.get("category"),
+        "severity": issue.get("severity"),
+        "confidence": issue.get("confidence"),
+        "reason": reason,
+    }
+
+
+def _rule_reason(
+    fingerprint: str, issue: Mapping[str, Any], rules: FindingRules, sources: SourceLines
+) -> str | None:
+    if not rules.paths.keeps(str(issue.get("file") or "")):
+        return "path_filter"
+    if rules.baseline.accepts(fingerprint, issue):
+        return "baseline"
+    if inline_ignored(issue, sources):
+        return "inline_ignore"
+    if category_key(str(issue.get("category") or "")) in rules.off:
+        return "category_off"
+    if SEVERITY_RANK.get(str(issue.get("severity")), 0) < SEVERITY_RANK[rules.config.min_severity]:
+        return "below_min_severity"
+    return None
+
+
+def _importance(issue: Mapping[str, Any]) -> tuple[int, int]:
+    return SEVERITY_RANK.get(str(issue.get("severity")), 0), int(issue.get("confidence") or 0)
+
+
+def suppress(merged: Sequence[Merged], rules: FindingRules) -> Suppression:
+    """Split a round's merged findings into those kept (in their order) and those dropped."""
+    sources = SourceLines(rules.project_dir)
+    result = Suppression()
+    candidates: list[tuple[int, Merged]] = []
+    for index, pair in enumerate(merged):
+        candidate, issue = pair
+        reason = _rule_reason(candidate.fingerprint, issue, rules, sources)
+        if reason is None:
+            candidates.append((index, pair))
+        else:
+            result.dropped.append(_record(candidate.fingerprint, issue, reason))
+    limit = rules.config.max_findings
+    if limit is not None and len(candidates) > limit:
+        ranked = sorted(candidates, key=lambda item: (_importance(item[1][1]), -item[0]), reverse=True)
+        over = {index for index, _pair in ranked[limit:]}
+        for index, (candidate, issue) in candidates:
+            if index in over:
+                result.dropped.append(_record(candidate.fingerprint, issue, "over_max_findings"))
+        candidates = [item for item in candidates if item[0] not in over]
+    result.kept = [pair for _index, pair in candidates]
+    return result
+
+
+def record_suppression(rnd: Round, suppression: Suppression) -> None:
+    """Keep the drops in the round: `suppressed` (count per reason) and `suppressed_findings`."""
+    record = cast(dict[str, Any], rnd)  # both keys are optional parts of a round's record
+    record["suppressed"] = suppression.counts
+    record["suppressed_findings"] = suppression.dropped
+
+
+def suppressed_counts(rnd: Mapping[str, Any]) -> dict[str, int]:
+    """A round's dropped findings per reason ({} for a round closed before the engine dropped any)."""
+    counts = rnd.get("suppressed")
+    if not isinstance(counts, dict):
+        return {}
+    return {str(key): int(value) for key, value in counts.items() if isinstance(value, int) and value > 0}
