@@ -74,6 +74,7 @@ def test_kinds_are_the_cli_kinds() -> None:
         "comment-classifier",
         "reply-writer",
         "task-implementer",
+        "ci-analyst",
     ]
     assert {kind for kind in KINDS if kind != "event" and "status" in KINDS[kind].model_fields} == set(
         KINDS_WITH_STATUS
@@ -106,7 +107,7 @@ def test_unknown_kind() -> None:
             "code": "UNKNOWN_KIND",
             "message": "Unknown document kind 'nope'; use one of: reviewer, fixer, verifier, "
             "coordinator-input, coordinator-output, review-task, event, failure-analyst, root-cause-analyst, "
-            "fix-designer, implementer, comment-classifier, reply-writer, task-implementer.",
+            "fix-designer, implementer, comment-classifier, reply-writer, task-implementer, ci-analyst.",
             "kind": "nope",
             "allowed": list(KINDS),
         },

@@ -24,6 +24,7 @@ from fixloop.contracts.bugfix import (
     RootCause,
     RootCauseAnalystOutput,
 )
+from fixloop.contracts.ci import CiAnalystOutput, CiFailure
 from fixloop.contracts.common import AgentError
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.fixer import FixAttempt, FixerOutput
@@ -59,6 +60,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "comment-classifier": ClassifierOutput,
     "reply-writer": ReplyWriterOutput,
     "task-implementer": TaskImplementerOutput,
+    "ci-analyst": CiAnalystOutput,
 }
 CONTRACT_CLASSES: list[type[BaseModel]] = [
     ReviewerOutput,
@@ -88,6 +90,8 @@ CONTRACT_CLASSES: list[type[BaseModel]] = [
     ThreadReply,
     TaskImplementerOutput,
     TaskOutcome,
+    CiAnalystOutput,
+    CiFailure,
 ]
 LINE = re.compile(
     r"^(?P<indent> *)- (?P<name>[a-z_]+) \((?P<flag>required|optional); (?P<shape>[^)]*)\)"
@@ -256,6 +260,7 @@ def test_an_unknown_kind_is_refused() -> None:
         "comment-classifier",
         "reply-writer",
         "task-implementer",
+        "ci-analyst",
     ]
 
 

@@ -209,4 +209,28 @@ KIND_EXAMPLES: dict[str, dict[str, Any]] = {
         "files_modified": ["src/ratelimit/bucket.py", "tests/test_bucket.py"],
         "summary": "Added the token bucket and its tests; the middleware task is blocked.",
     },
+    "ci-analyst": {
+        "status": "success",
+        "agent": "ci-analyst",
+        "failures": [
+            {
+                "failure_id": "F1",
+                "category": "test",
+                "confidence": 90,
+                "summary": "test_total_with_discount expects 90 and gets 100.",
+                "test": {"file": "tests/test_orders.py", "name": "test_total_with_discount", "line": 25},
+                "file": "src/orders.py",
+                "line": 42,
+                "cause": "Order.total() reads the discount before apply_discount() sets it.",
+                "fix": "Apply the discount in total(), after apply_discount().",
+            },
+            {
+                "failure_id": "F2",
+                "category": "infrastructure",
+                "confidence": 85,
+                "summary": "The cache service was unreachable: the job could not restore node_modules.",
+            },
+        ],
+        "summary": "One real test failure; the cache outage is the CI's own.",
+    },
 }

@@ -7,6 +7,7 @@ from typing import Annotated, Union
 from pydantic import BaseModel, Field, RootModel
 
 from fixloop.contracts.bugfix import BUGFIX_MODELS
+from fixloop.contracts.ci import CI_MODELS
 from fixloop.contracts.coordinator import CoordinatorInput, CoordinatorOutput
 from fixloop.contracts.events import (
     AgentCall,
@@ -93,9 +94,19 @@ KINDS: dict[str, type[BaseModel]] = {
     **BUGFIX_MODELS,
     **PR_MODELS,
     **PLAN_MODELS,
+    **CI_MODELS,
 }
 KINDS_WITH_STATUS: frozenset[str] = frozenset(
-    {"reviewer", "fixer", "verifier", "coordinator-output", *BUGFIX_MODELS, *PR_MODELS, *PLAN_MODELS}
+    {
+        "reviewer",
+        "fixer",
+        "verifier",
+        "coordinator-output",
+        *BUGFIX_MODELS,
+        *PR_MODELS,
+        *PLAN_MODELS,
+        *CI_MODELS,
+    }
 )
 KIND_DESCRIPTIONS: dict[str, str] = {
     "reviewer": "What each of the six fixloop reviewers returns.",
@@ -112,6 +123,7 @@ KIND_DESCRIPTIONS: dict[str, str] = {
     "comment-classifier": "What the fix-pr-review comment classifier returns: a label per review thread.",
     "reply-writer": "What the fix-pr-review reply writer returns: one reply per review thread.",
     "task-implementer": "What the execute-plan task implementer returns: each task of a batch done or not.",
+    "ci-analyst": "What the fix-ci CI analyst returns: each failure of a CI job classified, with confidence.",
 }
 
 

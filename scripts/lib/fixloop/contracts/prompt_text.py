@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from fixloop.contracts.bugfix import BUGFIX_MODELS
+from fixloop.contracts.ci import CI_MODELS
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
 from fixloop.contracts.fixer import FixerOutput
@@ -38,6 +39,7 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     **BUGFIX_MODELS,
     **PR_MODELS,
     **PLAN_MODELS,
+    **CI_MODELS,
 }
 CONTRACT_KINDS: tuple[str, ...] = tuple(CONTRACT_MODELS)
 INDENT = "  "

@@ -123,7 +123,9 @@ class _Reducer:
         if line.job_failed:
             self.job_failed = True
             self.job_exit_code = line.exit_code if line.exit_code is not None else self.job_exit_code
-        if line.text is not None:
+        if line.text is not None and not line.job_failed:
+            # the runner's closing line (`ERROR: Job failed: exit code 1`) is about the job, not the step's
+            # output: a parser would read it as the step's own error; the notes say the job failed
             step.add(line.text)
 
     def _switch(self, step: _Step) -> _Step:
@@ -181,6 +183,7 @@ class _Reducer:
             lines_read=self.lines_read,
             lines_kept=budget.lines,
             notes=tuple(self.notes),
+            job_failed=self.job_failed,
         )
 
 

@@ -62,7 +62,8 @@ class FailedStep:
 @dataclass(frozen=True)
 class Reduced:
     """A CI log's failures. failures_dropped counts those left out for the total cap; lines_read counts the
-    log's lines; lines_kept counts every returned line (failures and tails), at most Limits.total_lines."""
+    log's lines; lines_kept counts every returned line (failures and tails), at most Limits.total_lines;
+    job_failed says whether the log says its job failed (a runner's closing failure line)."""
 
     failures: tuple[ReducedFailure, ...]
     steps: tuple[FailedStep, ...]
@@ -70,3 +71,4 @@ class Reduced:
     lines_read: int
     lines_kept: int
     notes: tuple[str, ...] = ()
+    job_failed: bool = False

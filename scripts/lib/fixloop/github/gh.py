@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from fixloop.core.errors import FixloopError
 from fixloop.core.redact import redact
@@ -58,23 +59,46 @@ class Gh:
     def run(self, *args: str, input_text: str | None = None) -> GhResult:
         """Run `gh ARGS`; GH_UNAVAILABLE when gh cannot be started, GH_TIMEOUT when it takes too long.
         A non-zero exit is returned, not raised: each caller says what it means."""
+        return self._run(args, input_text, None)
+
+    def run_to_file(self, path: Path, *args: str) -> GhResult:
+        """Run `gh ARGS` with its standard output written to `path` (a CI log can be far larger than what
+        should be held in memory); the result's stdout is empty. Errors as `run`."""
+        with path.open("wb") as handle:
+            return self._run(args, None, handle)
+
+    def _run(self, args: tuple[str, ...], input_text: str | None, stdout: BinaryIO | None) -> GhResult:
         executable = self.executable()
         if executable is None:
             raise FixloopError("GH_UNAVAILABLE", f"The GitHub CLI `gh` is not installed. {INSTALL_HINT}")
         try:
-            done = subprocess.run(
+            if stdout is None:
+                done = subprocess.run(
+                    [executable, *args],
+                    cwd=self.cwd,
+                    env=self.env,
+                    input=input_text,
+                    stdin=None if input_text is not None else subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    encoding="utf-8",
+                    errors="replace",
+                    timeout=self.timeout,
+                    check=False,
+                )
+                return GhResult(tuple(args), done.returncode, done.stdout, done.stderr)
+            written = subprocess.run(
                 [executable, *args],
                 cwd=self.cwd,
                 env=self.env,
-                input=input_text,
-                stdin=None if input_text is not None else subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
                 timeout=self.timeout,
                 check=False,
             )
+            stderr = written.stderr.decode("utf-8", "replace")
+            return GhResult(tuple(args), written.returncode, "", stderr)
         except subprocess.TimeoutExpired:
             raise FixloopError(
                 "GH_TIMEOUT",
@@ -85,7 +109,6 @@ class Gh:
             raise FixloopError(
                 "GH_UNAVAILABLE", f"Cannot run gh ({error.strerror or error}). {INSTALL_HINT}"
             ) from None
-        return GhResult(tuple(args), done.returncode, done.stdout, done.stderr)
 
     def checked(self, *args: str, code: str = "GH_COMMAND_FAILED", input_text: str | None = None) -> str:
         """Standard output of `gh ARGS`; a non-zero exit is FixloopError `code` with gh's message."""

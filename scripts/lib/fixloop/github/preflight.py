@@ -9,17 +9,22 @@ from fixloop.github.gh import INSTALL_HINT, Gh
 from fixloop.github.pulls import check_auth, checkout_repository, parse_reference, view_pull_request
 
 
-def preflight(gh: Gh, reference: str, current_branch: str | None) -> dict[str, Any]:
-    """The open pull request `reference` names, whose head branch is checked out; else FixloopError:
-    INVALID_PR_REFERENCE, GH_UNAVAILABLE, GH_AUTH_REQUIRED, NO_GITHUB_REMOTE, PR_NOT_FOUND, PR_NOT_OPEN or
-    PR_BRANCH_MISMATCH, each with the command that fixes it (`suggestion`)."""
-    ref = parse_reference(reference)
+def require_gh(gh: Gh) -> None:
+    """GH_UNAVAILABLE, with where to get it, unless gh is on the PATH."""
     if gh.executable() is None:
         raise FixloopError(
             "GH_UNAVAILABLE",
             f"The GitHub CLI `gh` is not installed (or not on PATH). {INSTALL_HINT}",
             suggestion="https://cli.github.com",
         )
+
+
+def preflight(gh: Gh, reference: str, current_branch: str | None) -> dict[str, Any]:
+    """The open pull request `reference` names, whose head branch is checked out; else FixloopError:
+    INVALID_PR_REFERENCE, GH_UNAVAILABLE, GH_AUTH_REQUIRED, NO_GITHUB_REMOTE, PR_NOT_FOUND, PR_NOT_OPEN or
+    PR_BRANCH_MISMATCH, each with the command that fixes it (`suggestion`)."""
+    ref = parse_reference(reference)
+    require_gh(gh)
     check_auth(gh)
     repository = checkout_repository(gh)
     pr = view_pull_request(gh, ref)

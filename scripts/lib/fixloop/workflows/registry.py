@@ -7,6 +7,7 @@ from typing import Any
 from fixloop.core.errors import FixloopError
 from fixloop.runs.phases import WORKFLOW_PHASES
 from fixloop.workflows.bugfix import BUGFIX_PHASES
+from fixloop.workflows.ci import CI_PHASES
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.plan import PLAN_PHASES
 from fixloop.workflows.pr.phases import PR_REVIEW_PHASES
@@ -17,6 +18,7 @@ PHASES: dict[str, tuple[Phase, ...]] = {
     "bugfix": BUGFIX_PHASES,
     "pr-review": PR_REVIEW_PHASES,
     "execute-plan": PLAN_PHASES,
+    "ci-job": CI_PHASES,
 }
 
 

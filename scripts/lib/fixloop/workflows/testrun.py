@@ -34,6 +34,8 @@ from fixloop.runs.lifecycle import Clock
 from fixloop.store import layout
 from fixloop.workflows.testselect import detect_runner, matches, outcome, selection_command, short_name
 
+TESTS = "tests"  # the Work kind whose performer is run_tests
+COMMAND_FAILURE = "(test command)"  # the id of a failed run whose output named no failure
 MAX_FAILURES = 20
 MAX_DETAIL_LINES = 200
 MAX_LINE_CHARS = 500
@@ -54,6 +56,7 @@ STEP_NAMES = {
     "collect": "Run the project's tests",
     "red": "Run the new test before the fix",
     "green": "Run the new and the failing tests after the fix",
+    "reproduce": "Run the failing tests locally",
 }
 
 
@@ -331,7 +334,7 @@ def _command_failure(run: Mapping[str, Any], text: str, runner: str) -> dict[str
     why = run["reason"] or f"exited with code {run['exit_code']}"
     return {
         "runner": runner,
-        "test_id": "(test command)",
+        "test_id": COMMAND_FAILURE,
         "kind": "error",
         "message": f"The test command {why}; no failure could be read from its output.",
         "file": None,

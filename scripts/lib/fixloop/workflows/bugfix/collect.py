@@ -12,20 +12,34 @@ from collections.abc import Mapping
 from typing import Any
 
 from fixloop.contracts.bugfix import FAILURE_ANALYST, categories_for
-from fixloop.workflows.bugfix.consult import consult
 from fixloop.workflows.bugfix.tasks import analyst_task
+from fixloop.workflows.bugfix.tooluse import tests_ran
+from fixloop.workflows.consult import consult
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, RunDone, Work
 from fixloop.workflows.phase import Phase
+from fixloop.workflows.testrun import COMMAND_FAILURE, TESTS
 
-TESTS = "tests"
-COMMAND_FAILURE = "(test command)"  # testrun's id of a failed run whose output named no failure
+TEST_ID_SEPARATORS = ("::", " > ", " \u203a ")  # pytest, vitest and jest, playwright
 RUN_FIELDS = ("status", "reason", "command", "exit_code", "duration_ms", "output_file", "lines", "counts")
 
 
 def _description(ctx: PhaseContext) -> str:
     text = ctx.state.get("free_text")
     return text.strip() if isinstance(text, str) else ""
+
+
+def distinct(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The failures, less each that repeats another's test id without its leading part: a runner that lists
+    a failing test twice, once in full and once under its file's heading (vitest), fails once."""
+    ids = {str(item.get("test_id") or "") for item in failures}
+
+    def repeated(test_id: str) -> bool:
+        return bool(test_id) and any(
+            other.endswith(sep + test_id) for other in ids for sep in TEST_ID_SEPARATORS
+        )
+
+    return [item for item in failures if not repeated(str(item.get("test_id") or ""))]
 
 
 def categories_problem(stack: object, document: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -91,7 +105,7 @@ class CollectPhase(Phase):
                     TESTS, {"purpose": "collect", "phase": ctx.phase_key, "step_index": 1, "total_steps": 2}
                 )
             data["test_run"] = {key: result.get(key) for key in RUN_FIELDS}
-            data["failures"] = list(result.get("failures") or [])
+            data["failures"] = distinct(list(result.get("failures") or []))
         else:
             ctx.warn(
                 "TESTS_NOT_CONFIGURED",
@@ -108,6 +122,11 @@ class CollectPhase(Phase):
             data["failures"] = []
         data["reproduced"] = any(item.get("test_id") != COMMAND_FAILURE for item in data["failures"])
         return None
+
+    def apply_work(self, ctx: PhaseContext, kind: str, result: Any) -> None:
+        super().apply_work(ctx, kind, result)
+        if kind == TESTS:
+            tests_ran(ctx, result)
 
     def _described(self, ctx: PhaseContext) -> None:
         text = ctx.data["description"]

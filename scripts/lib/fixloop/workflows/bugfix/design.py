@@ -4,9 +4,9 @@ the risks and the alternatives it rejected."""
 from __future__ import annotations
 
 from fixloop.contracts.bugfix import FIX_DESIGNER
-from fixloop.workflows.bugfix.consult import consult
 from fixloop.workflows.bugfix.inputs import needs
 from fixloop.workflows.bugfix.tasks import designer_task
+from fixloop.workflows.consult import consult
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed
 from fixloop.workflows.phase import Phase

@@ -9,9 +9,9 @@ from typing import Any
 
 from fixloop.contracts.bugfix import ROOT_CAUSE_ANALYST
 from fixloop.workflows.bugfix.confidence import assess
-from fixloop.workflows.bugfix.consult import consult
 from fixloop.workflows.bugfix.inputs import needs
 from fixloop.workflows.bugfix.tasks import root_cause_task
+from fixloop.workflows.consult import consult
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Ask, Option, Outcome, PhaseDone, PhaseFailed, RunDone
 from fixloop.workflows.phase import Phase

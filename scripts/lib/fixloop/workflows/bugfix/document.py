@@ -1,5 +1,6 @@
 """Bugfix phase 3, document the fix plan: the engine writes `docs/bugfix/<YYYY-MM-DD>-<run_id>.md` in the
-project from the diagnosis and the designer's plan. A dry run writes nothing: the phase ends skipped."""
+project from the diagnosis and the designer's plan. A dry run writes nothing: the phase ends skipped, and the
+run's final message says what the plan holds (root cause, changes, proving test)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from fixloop.store.atomic import write_atomic
 from fixloop.workflows.bugfix.inputs import needs, phase_data
+from fixloop.workflows.bugfix.tooluse import file_written
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed
 from fixloop.workflows.phase import Phase
@@ -70,9 +72,30 @@ def render_plan(
     return "\n".join(lines) + "\n"
 
 
+def dry_run_lines(
+    run_id: str, now_ms: int, diagnosis: Mapping[str, Any] | None, design: Mapping[str, Any] | None
+) -> list[str]:
+    """What a dry run tells at its end instead of writing the plan: the root cause, the changes and the
+    proving test it would have implemented (nothing when the design was not reached)."""
+    if not design:
+        return []
+    cause = (diagnosis or {}).get("root_cause") or {}
+    score = ((diagnosis or {}).get("confidence") or {}).get("confidence_score")
+    where = str(cause.get("file") or "not located") + (f":{cause['line']}" if cause.get("line") else "")
+    lines = [f"Dry run: nothing was changed; the fix plan was not written to {plan_path(run_id, now_ms)}."]
+    if cause:
+        lines.append(f"- Root cause at {where} (confidence {score}): {cause.get('summary')}")
+    lines += [f"- Would change {item['file']}: {item['change']}" for item in design.get("changes") or []]
+    if design.get("test"):
+        lines.append(f"- Would prove it with the test {label(design['test'])}")
+    return lines
+
+
 class DocumentPhase(Phase):
     def step(self, ctx: PhaseContext) -> Outcome:
         if ctx.dry_run:
+            design = (phase_data(ctx, 2) or {}).get("design")
+            ctx.data["final_lines"] = dry_run_lines(ctx.run_id, ctx.now, phase_data(ctx, 1), design)
             return PhaseDone("skipped", {"reason": "dry_run"})
         inputs = needs(ctx, 1, 2)
         if isinstance(inputs, PhaseFailed):
@@ -84,6 +107,7 @@ class DocumentPhase(Phase):
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, text.encode("utf-8"))
             ctx.data["document"] = path
+            file_written(ctx, path, text.count("\n"))
             ctx.emit(
                 "I", "DATA_COLLECTED", data_type="fix_plan", summary={"file": path, "lines": text.count("\n")}
             )

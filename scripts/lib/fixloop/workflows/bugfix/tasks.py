@@ -5,7 +5,6 @@ The contract part is generated from the agent's model (`contract_text`); nothing
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,32 +15,12 @@ from fixloop.contracts.bugfix import (
     ROOT_CAUSE_ANALYST,
     categories_for,
 )
-from fixloop.contracts.prompt_text import contract_text
+from fixloop.workflows.tasktext import failures_text, json_text, sections
 from fixloop.workflows.testselect import detect_runner, label
 
 ANALYSIS_DETAIL_LINES = 200
 PLAN_DETAIL_LINES = 40
-
-
-def failures_text(failures: Sequence[Mapping[str, Any]], detail_lines: int) -> str:
-    """The failures as numbered blocks: id, kind and place, message, then the first `detail_lines` lines."""
-    if not failures:
-        return "(none: the tests did not show the failure)"
-    blocks = []
-    for number, failure in enumerate(failures, 1):
-        where = failure.get("file") or "?"
-        if failure.get("line"):
-            where += f":{failure['line']}"
-        lines = [f"{number}. {failure.get('test_id')} ({failure.get('kind')}) at {where}"]
-        lines.append(f"   {failure.get('message')}")
-        details = str(failure.get("details") or "").splitlines()[:detail_lines]
-        lines += [f"   | {line}" for line in details]
-        blocks.append("\n".join(lines))
-    return "\n".join(blocks)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=1, ensure_ascii=False)
+PLAN_KEYS = ("summary", "changes", "test", "risks")  # what of the design the implementer is given
 
 
 def _description(text: str | None) -> str:
@@ -59,16 +38,9 @@ def _test_run(run: Mapping[str, Any] | None) -> str:
     )
 
 
-def _sections(what: Sequence[str], inputs: Sequence[tuple[str, str]], kind: str) -> str:
-    parts = ["\n".join(what)]
-    parts += [f"## {title}\n{body}" for title, body in inputs]
-    parts.append(f"## Your answer\n{contract_text(kind)}")
-    return "\n\n".join(parts)
-
-
 def analyst_task(stack: object, collected: Mapping[str, Any]) -> str:
     categories = ", ".join(categories_for(stack))
-    return _sections(
+    return sections(
         [
             f"Classify each failure of this {stack or 'mixed'} project's tests, and each failure the user "
             "describes, into one category: " + categories + ".",
@@ -84,7 +56,7 @@ def analyst_task(stack: object, collected: Mapping[str, Any]) -> str:
 
 
 def root_cause_task(collected: Mapping[str, Any]) -> str:
-    return _sections(
+    return sections(
         [
             "Find the root cause of the failures below: the faulty code, not the symptom. Read the code, its "
             "callers and its history (git log, git blame); you may run the failing tests. Change no file.",
@@ -93,7 +65,7 @@ def root_cause_task(collected: Mapping[str, Any]) -> str:
         [
             ("Test run", _test_run(collected.get("test_run"))),
             ("Failures", failures_text(collected.get("failures") or [], ANALYSIS_DETAIL_LINES)),
-            ("Classification", _json((collected.get("analysis") or {}).get("failures") or [])),
+            ("Classification", json_text((collected.get("analysis") or {}).get("failures") or [])),
             ("The user's description", _description(collected.get("description"))),
         ],
         ROOT_CAUSE_ANALYST,
@@ -101,14 +73,14 @@ def root_cause_task(collected: Mapping[str, Any]) -> str:
 
 
 def designer_task(collected: Mapping[str, Any], diagnosis: Mapping[str, Any]) -> str:
-    return _sections(
+    return sections(
         [
             "Design the smallest fix of the root cause below. Name every file to change and how, the one "
             "test that fails now and will pass once fixed (an existing test, or one to add), the risks, "
             "and the approaches you rejected. Change no file.",
         ],
         [
-            ("Root cause", _json(diagnosis.get("root_cause") or {})),
+            ("Root cause", json_text(diagnosis.get("root_cause") or {})),
             ("Failures", failures_text(collected.get("failures") or [], PLAN_DETAIL_LINES)),
             ("The user's description", _description(collected.get("description"))),
         ],
@@ -141,21 +113,12 @@ def implementer_task(
             'code according to the plan below, keep the test, and answer with stage "fix" and the files you '
             "changed. The engine runs your test and the tests that failed before; all must pass.",
         ]
-    return _sections(
+    return sections(
         what,
         [
-            ("Fix plan", _json({key: design.get(key) for key in ("summary", "changes", "test", "risks")})),
+            ("Fix plan", json_text({key: design.get(key) for key in PLAN_KEYS})),
             ("Tests that failed before", originals),
             ("Running tests", command),
         ],
         IMPLEMENTER,
-    )
-
-
-def red_proven(test: Mapping[str, Any], message: str | None) -> str:
-    """The instruction that sends the implementer on once its test fails before the fix."""
-    why = f" ({message})" if message else ""
-    return (
-        f"Red proven: {label(test)} fails before the fix{why}. Now fix the code according to the plan, keep "
-        'the test, and answer with stage "fix" and files_modified.'
     )

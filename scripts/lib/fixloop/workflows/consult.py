@@ -1,4 +1,5 @@
-"""Asking one of a phase's agents for its answer, and taking that answer once its dispatch has closed.
+"""Asking one of a phase's agents for its answer, and taking that answer once its dispatch has closed
+(shared by the workflows whose phases consult one agent each: bugfix, fix-ci).
 
 A phase that needs an agent's answer calls `consult` on every step: the first time it dispatches the
 agent; once the dispatch closed it gets the agent's valid answer, or dispatches it again (at most

@@ -1,6 +1,6 @@
-"""The engine's verdicts on the implementer's stages, from the test runs it made: the problem that refuses
-an answer (TEST_PASSES_BEFORE_FIX, TEST_NOT_FOUND, TEST_NOT_RUN, STILL_FAILING, RED_NOT_PROVEN), each with
-violations and a hint the agent is sent back with."""
+"""The engine's verdicts on the implementer's stages (bugfix, fix-ci), from the runs it made: the problem
+that refuses an answer (TEST_PASSES_BEFORE_FIX, TEST_NOT_FOUND, TEST_NOT_RUN, STILL_FAILING, RED_NOT_PROVEN),
+each with violations and a hint the agent is sent back with."""
 
 from __future__ import annotations
 
