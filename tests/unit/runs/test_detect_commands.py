@@ -75,10 +75,15 @@ def test_package_scripts_with_the_project_s_package_manager(
 
 
 def test_npm_s_placeholder_test_script_is_not_a_test_command(tmp_path: Path) -> None:
-    root = write(
-        tmp_path, {"package.json": json.dumps({"scripts": {"test": NPM_DEFAULT_TEST}}), "tsconfig.json": "{}"}
-    )
+    package = {"scripts": {"test": NPM_DEFAULT_TEST}, "devDependencies": {"typescript": "^5.6.0"}}
+    root = write(tmp_path, {"package.json": json.dumps(package), "tsconfig.json": "{}"})
     assert detect_commands(root) == {"typecheck": Detected("npx --no-install tsc --noEmit", "tsconfig.json")}
+
+
+def test_a_tsconfig_without_typescript_in_the_dependencies_is_no_typecheck(tmp_path: Path) -> None:
+    package = {"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "^2.1.0"}}
+    root = write(tmp_path, {"package.json": json.dumps(package), "tsconfig.json": "{}"})
+    assert detect_commands(root) == {"tests": Detected("npm test", "package.json scripts.test")}
 
 
 def test_go_and_rust(tmp_path: Path) -> None:

@@ -135,9 +135,17 @@ def _node(root: Path) -> dict[str, Detected]:
             found["typecheck"] = Detected(f"{runner} run {name}", f"package.json scripts.{name}")
             break
     else:
-        if (root / "tsconfig.json").is_file():
+        # tsc only where the project has it: `npx --no-install tsc` fails in a project without TypeScript
+        if (root / "tsconfig.json").is_file() and _depends_on(package, "typescript"):
             found["typecheck"] = Detected("npx --no-install tsc --noEmit", "tsconfig.json")
     return found
+
+
+def _depends_on(package: object, name: str) -> bool:
+    if not isinstance(package, dict):
+        return False
+    groups = (package.get(key) for key in ("dependencies", "devDependencies"))
+    return any(isinstance(group, dict) and name in group for group in groups)
 
 
 def _go(root: Path) -> dict[str, Detected]:
