@@ -102,3 +102,24 @@ def test_several_tests_sharing_one_error_and_an_unhandled_error() -> None:
         ("unhandled error", "error", None, "TypeError: fetch failed"),
     ]
     assert parsed.counts == Counts(failed=2, errors=1)
+
+
+def test_a_describe_block_in_the_default_reporter_is_one_failure_of_its_file() -> None:
+    text = (
+        " \u276f src/cart.test.ts (2 tests | 1 failed) 9ms\n"
+        "   \u00d7 cart badge > shows the count 3ms\n"
+        "     \u2192 expected 1 to be 2\n"
+        "\n"
+        "\u23af\u23af\u23af Failed Tests 1 \u23af\u23af\u23af\n"
+        "\n"
+        " FAIL  src/cart.test.ts > cart badge > shows the count\n"
+        "AssertionError: expected 1 to be 2\n"
+        " \u276f src/cart.test.ts:7:21\n"
+        "\u23af\u23af\u23af[1/1]\u23af\n"
+        "\n"
+        " Tests  1 failed | 1 passed (2)\n"
+    )
+    parsed = parse_vitest(text)
+    assert [(f.test_id, f.file, f.line) for f in parsed.failures] == [
+        ("src/cart.test.ts > cart badge > shows the count", "src/cart.test.ts", 7)
+    ]

@@ -34,6 +34,7 @@ _ARROW = re.compile(r"^\s*→ (.+)$")
 _LOCATION = re.compile(r"^\s*\u276f (?:\S+ )?(\S+?):(\d+):\d+\s*$")
 _UNHANDLED = "unhandled error"
 _ERROR_LINE = re.compile(r"^\w*(?:Error|Rejection|Exception)\b")
+_FILE_NAME = re.compile(r"\.[cm]?[jt]sx?$|\.(?:vue|svelte|astro)$")
 
 
 @dataclass
@@ -82,7 +83,10 @@ def parse_vitest(text: str) -> Parsed:
                 arrow = _ARROW.match(lines[index + 1]) if index + 1 < len(lines) else None
                 message = arrow.group(1).strip() if arrow else "failed"
                 file = failed.group(1).split(" > ")[0]
-                verbose.append(Failure(RUNNER, failed.group(1), "test", message, file=file))
+                # the default reporter's failed `describe > test` line under its file line names no file: the
+                # Failed Tests section that follows names the test in full
+                if _looks_like_file(file):
+                    verbose.append(Failure(RUNNER, failed.group(1), "test", message, file=file))
     failures = unique([failure for one in blocks for failure in _failures(one)] + verbose)
     tests = [failure for failure in failures if failure.kind == "test"]
     counts = Counts(
@@ -92,6 +96,10 @@ def parse_vitest(text: str) -> Parsed:
         errors=totals.get("errors"),
     )
     return Parsed(runner=RUNNER, failures=failures, counts=counts, run_error=bool(failures) and not tests)
+
+
+def _looks_like_file(name: str) -> bool:
+    return "/" in name or bool(_FILE_NAME.search(name))
 
 
 def _count(label: str, text: str, totals: dict[str, int]) -> None:
