@@ -1,6 +1,7 @@
 """`/fixloop:answer [RUN] LABEL`: the user's answer to the question a run waits on, from the words typed.
 
-`default` as the label takes the question's default. Without RUN, the run of this Claude Code session.
+`default` as the label takes the question's default. Without RUN, the run of this Claude Code session; with
+RUN, that run, which then goes on in this session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.core.ids import check_run_id
 from fixloop.runs.command_start import take_prompt
 from fixloop.runs.lifecycle import SESSION_ENV, Clock, current_run_id
+from fixloop.store.layout import bind_session
 from fixloop.workflows.driver import answer
 
 COMMAND = "/fixloop:answer"
@@ -43,4 +45,7 @@ def answer_from_prompt(
             received=" ".join(words),
         )
     use_default = label == "default"
-    return answer(root, run_id, None if use_default else label, use_default, clock)
+    answered = answer(root, run_id, None if use_default else label, use_default, clock)
+    # Answered from another session: the run goes on in this one, so its hooks must find the run here.
+    bind_session(root, session, run_id)
+    return answered
