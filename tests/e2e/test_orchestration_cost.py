@@ -5,8 +5,9 @@ The structural facts behind the cost figures of tests/benchmarks/bench_orchestra
 - the coordinator never reads a reviewer's answer: after a review round its requests hold one line per
   reviewer, while the engine keeps the whole answer;
 - no coordinator turn goes to a bare engine step: each of its replies calls agents, or is its final message;
-- the report's tokens per agent and per round are the ones Claude Code measured (its PostToolUse payloads,
-  and the coordinator's transcript), i.e. what the scripted API reported for those requests;
+- the report's tokens per agent and per round are the ones Claude Code measured in each agent's transcript,
+  i.e. exactly what the scripted API reported for every request of every agent instance (all the turns of a
+  multi-turn agent, not only the last one its Agent tool result reports): 100% of the run's tokens;
 - a budget too small for another round stops the loop with ``budget_exhausted``;
 - each role runs on the model the project configured, as the real CLI sends it.
 """
@@ -22,6 +23,7 @@ from claude_runner import ClaudeRunner
 from fixloop_model import COORDINATOR, Behaviour, Scenario, Turn, happy_path
 from fixloop_session import (
     Session,
+    agent_id,
     command_session,
     reply_text,
     reply_tool_uses,
@@ -87,16 +89,16 @@ def picked(item: Mapping[str, Any]) -> JSON:
     return {key: item[key] for key in (*TOKEN_KEYS, "calls")}
 
 
-def calls_by_round(session: Session) -> dict[str, list[JSON]]:
-    """The final request of each agent call, by the review round of the dispatch it answered."""
-    found: dict[str, list[JSON]] = {}
+def calls_by_round(session: Session) -> dict[str, list[list[JSON]]]:
+    """The requests of each agent call, by the review round of the dispatch it answered."""
+    found: dict[str, list[list[JSON]]] = {}
     seen: dict[str, int] = {}
     for step, agents in zip(session.run.state["flow"]["history"], session.dispatched(), strict=True):
         assert step["agents"] == agents
         for name in agents:
             instance = session.instances(name)[seen.get(name, 0)]
             seen[name] = seen.get(name, 0) + 1
-            found.setdefault(str(step["round"]), []).append(instance[-1])
+            found.setdefault(str(step["round"]), []).append(instance)
     return found
 
 
@@ -170,19 +172,52 @@ def test_the_coordinator_relays_steps_on_one_line_per_agent_and_every_token_is_a
     # The coordinator passed no model: the hooks set the role's model on each call.
     assert all("model" not in u["input"] for uses in session.dispatches() for u in uses)
 
-    # Usage: the report's figures per agent are Claude Code's, which are the scripted API's for the agent's
-    # final request of each call (a call's payload reports its last turn); the coordinator's come from its
-    # transcript: all its requests.
+    # Usage: every agent instance's tokens were read from its transcript at its SubagentStop (one `usage`
+    # ledger line per stop, keyed by Claude Code's agent id, read whole), and they are exactly the scripted
+    # API's figures for all the requests of that instance: the fixer's Read, Edit, Edit and answer, not only
+    # the final turn its Agent tool result reports.
     usage = report["usage"]
-    expected = {name: summed([g[-1] for g in session.instances(name)]) for name in EXPECTED_FAMILY}
-    expected[COORDINATOR] = summed(coordinator) | {"calls": 1}  # one transcript, one ledger line
+    assert usage["incomplete"] == []
+    lines = [entry for entry in run.ledger if entry.get("kind") == "usage"]
+    assert all(entry["complete"] is True for entry in lines)
+    last_line = {entry["agent_id"]: entry for entry in lines}
+    # The subagents' requests carry their agent id; the coordinator's (the command's own agent) carry none.
+    assert all((agent_id(r) is None) == (r["rule"] == COORDINATOR) for r in session.requests)
+    (coordinator_id,) = [key for key, entry in last_line.items() if entry["agent"] == COORDINATOR]
+    served: dict[str, list[JSON]] = {}
+    for record in session.requests:
+        served.setdefault(agent_id(record) or coordinator_id, []).append(record)
+    assert sorted(last_line) == sorted(served)
+    for instance, records in served.items():
+        entry = last_line[instance]
+        assert entry["agent"] == records[0]["rule"], instance
+        assert {key: entry["usage"][key] for key in TOKEN_KEYS} == {
+            key: summed(records)[key] for key in TOKEN_KEYS
+        }, entry
+        assert entry["responses"] == len(records), entry
+    fixer = session.instances(FIXER_AGENT)
+    assert [len(group) for group in fixer] == [4]  # Read, Edit, Edit, the answer: a multi-turn agent
+    # Per agent: the sum over its instances (one call each; the coordinator's one transcript is one line).
+    expected = {
+        name: summed([r for g in session.instances(name) for r in g])
+        | {"calls": len(session.instances(name))}
+        for name in EXPECTED_FAMILY
+    }
+    expected[COORDINATOR] = summed(coordinator) | {"calls": 1}
     assert {name: picked(item) for name, item in usage["by_agent"].items()} == expected
+    # In all: 100% of what the scripted API served in the session.
+    assert {key: usage["total"][key] for key in TOKEN_KEYS} == {
+        key: summed(session.requests)[key] for key in TOKEN_KEYS
+    }
     # The model each call ran on, as Claude Code reported it, went to the ledger (and prices the call).
     for entry in run.ledger:
         if entry.get("kind") == "result":
             assert EXPECTED_FAMILY[entry["agent"]] in str(entry["model"]), entry
     # Per round: round 1 is its reviewers, the verifier and the fixer; round 2 its reviewers.
-    by_round = {number: summed(records) for number, records in calls_by_round(session).items()}
+    by_round = {
+        number: summed([r for call in calls for r in call]) | {"calls": len(calls)}
+        for number, calls in calls_by_round(session).items()
+    }
     assert sorted(by_round) == ["1", "2"]
     assert {number: picked(item) for number, item in usage["by_round"].items()} == by_round
     assert usage["total"]["total_tokens"] == sum(item["total_tokens"] for item in usage["by_agent"].values())

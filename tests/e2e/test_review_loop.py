@@ -251,15 +251,16 @@ def test_happy_path_fixes_two_issues_and_stops_clean(
     assert {step["status"] for step in report["verification"].values()} == {"passed"}
     assert "review issues fixed: 2." in (session.result.result_text or "")
 
-    # Per-agent usage in the report: what Claude Code's PostToolUse payload said, i.e. the scripted API's own
-    # figures for each agent's last request (the whole run of an agent reports its final turn's usage).
+    # Per-agent usage in the report: the scripted API's own figures for every request of each agent's run
+    # (read from the agent's transcript at SubagentStop, so a fixer's Read and Edit turns count too).
     expected: dict[str, JSON] = {}
     for name in (*REVIEWER_AGENTS, VERIFIER_AGENT, FIXER_AGENT):
         for instance in session.instances(name):
-            usage = reply_usage(instance[-1])
             total = expected.setdefault(name, {"input_tokens": 0, "output_tokens": 0, "calls": 0})
-            total["input_tokens"] += usage["input_tokens"]
-            total["output_tokens"] += usage["output_tokens"]
+            for request in instance:
+                usage = reply_usage(request)
+                total["input_tokens"] += usage["input_tokens"]
+                total["output_tokens"] += usage["output_tokens"]
             total["calls"] += 1
     # (The coordinator's own tokens come from its transcript, not from a PostToolUse payload.)
     by_agent = {name: item for name, item in report["usage"]["by_agent"].items() if name != COORDINATOR}

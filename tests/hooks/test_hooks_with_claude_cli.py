@@ -111,15 +111,18 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
     def lines(agent: str) -> list[dict[str, Any]]:
         return [line for line in ledger if line["agent"] == agent]
 
+    # Each SubagentStop also writes the agent's usage so far, read from its transcript.
     reviewer = lines("code-reviewer")
-    assert [line["kind"] for line in reviewer] == ["call", "start", "stop", "stop", "result"]
-    call, start, first_stop, second_stop, done = reviewer
+    kinds = ["call", "start", "stop", "usage", "stop", "usage", "result"]
+    assert [line["kind"] for line in reviewer] == kinds
+    call, start, first_stop, _, second_stop, usage, done = reviewer
+    assert usage["agent_id"] == second_stop["agent_id"]
     assert (first_stop["stop_hook_active"], second_stop["stop_hook_active"]) == (False, True)
     assert start["agent_id"] == first_stop["agent_id"] == second_stop["agent_id"] == done["agent_id"]
     assert done["duration_ms"] == done["ts_ms"] - call["ts_ms"]
 
     analyzer = lines("test-analyzer")
-    assert sorted(line["kind"] for line in analyzer) == ["call", "launch", "result", "start", "stop"]
+    assert sorted(line["kind"] for line in analyzer) == ["call", "launch", "result", "start", "stop", "usage"]
     by_kind = {line["kind"]: line for line in analyzer}
     assert by_kind["call"]["background"] is True
     assert by_kind["launch"]["agent_id"] == by_kind["start"]["agent_id"] == by_kind["stop"]["agent_id"]

@@ -195,6 +195,7 @@ def test_the_coordinator_s_tokens_come_from_its_transcript(hooks: HookEnv, revie
         "total_tokens": 9920,
         "model": "claude-haiku-5-5",
         "responses": 1,
+        "complete": True,
     }
     code, report = run.engine("review", "report", run.run_id, "--format", "json")
     assert code == 0

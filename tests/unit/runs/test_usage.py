@@ -90,3 +90,121 @@ def test_a_small_budget_ends_the_review_loop_with_budget_exhausted() -> None:
     )
     (warning,) = [item for item in loop.of_type("WARNING") if item["code"] == "BUDGET_EXHAUSTED"]
     assert warning["message"] == "No round 2: 800 tokens spent, a round takes about 800, the budget is 1000."
+
+
+# ---- the transcript's usage (every model turn) over the tool result's (the last turn) -------------------
+
+
+def tokens(inp: int, out: int) -> dict[str, int]:
+    return {"input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0}  # fmt: skip
+
+
+def transcript_line(agent: str, agent_id: str | None, inp: int, out: int, **fields: Any) -> dict[str, Any]:
+    """A `usage` ledger line as the SubagentStop hook writes it from the agent's transcript."""
+    return {"kind": "usage", "ts_ms": 5050, "agent": agent, "agent_id": agent_id, "usage": tokens(inp, out),
+            "total_tokens": inp + out, "model": "claude-opus-5-1", "responses": 4, "complete": True,
+            **fields}  # fmt: skip
+
+
+def fixer_call(agent_id: str | None, with_usage: bool = True) -> list[dict[str, Any]]:
+    """The fixer's call of fix round 1; its tool result reports the usage of its last turn (1000 + 50)."""
+    call, result = call_and_result("t2", "review-fixer", 5100, "claude-opus-5-1", 1000, 50)
+    result["agent_id"] = agent_id
+    if not with_usage:  # a background call, finished at its stop: no tool result usage
+        for key in ("usage", "total_tokens", "model"):
+            del result[key]
+    return [call, result]
+
+
+def by(usage: dict[str, Any], part: str, key: str, field: str = "total_tokens") -> Any:
+    return usage[part][key][field]
+
+
+def test_a_call_counts_every_turn_of_its_agent_from_the_transcript() -> None:
+    records = [
+        *call_and_result("t1", CR, 1100, "claude-sonnet-5-5", 300, 10),  # no transcript line: its last turn
+        *fixer_call("a-fix"),
+        transcript_line("review-fixer", "a-fix", 4000, 260),
+    ]
+    usage = summarize(records, HISTORY, PRICES)
+    assert by(usage, "by_agent", "review-fixer") == 4260
+    assert by(usage, "by_agent", "review-fixer", "calls") == 1
+    assert by(usage, "by_agent", "review-fixer", "cost_usd") == round((4000 * 5.0 + 260 * 25.0) / 1e6, 6)
+    assert (by(usage, "by_round", "1"), by(usage, "by_step", "2")) == (4260 + 310, 4260)
+    assert usage["total"]["total_tokens"] == 4570 and usage["total"]["calls"] == 2
+    assert usage["incomplete"] == [{"agent": CR, "agent_id": None, "counted": "last_turn"}]
+
+
+def test_the_last_stop_of_an_agent_holds_its_whole_usage() -> None:
+    """A fixer sent on after its first answer stops twice: each stop's line sums the transcript so far."""
+    records = [
+        transcript_line("review-fixer", "a-fix", 3000, 200),
+        transcript_line("review-fixer", "a-fix", 4000, 260),
+        *fixer_call("a-fix"),
+    ]
+    usage = summarize(records, HISTORY, PRICES)
+    assert (by(usage, "by_agent", "review-fixer"), usage["total"]["calls"]) == (4260, 1)
+    assert by(usage, "by_round", "1") == 4260 and usage["incomplete"] == []
+    # Read before the PostToolUse hook wrote the call's result: the agent counts already, in no round yet.
+    early = summarize(records[:2], HISTORY, PRICES)
+    assert (early["total"]["total_tokens"], early["total"]["calls"], early["by_round"]) == (4260, 1, {})
+
+
+def test_without_a_whole_transcript_the_tool_result_s_last_turn_counts() -> None:
+    for lines in ([], [transcript_line("review-fixer", "a-fix", 3000, 200, complete=False)]):
+        usage = summarize([*lines, *fixer_call("a-fix")], HISTORY, PRICES)
+        assert (by(usage, "by_agent", "review-fixer"), usage["total"]["calls"]) == (1050, 1)
+        assert usage["incomplete"] == [{"agent": "review-fixer", "agent_id": "a-fix", "counted": "last_turn"}]
+
+
+def test_a_background_call_counts_its_transcript_even_a_partial_one() -> None:
+    whole = summarize(
+        [*fixer_call("a-fix", with_usage=False), transcript_line("review-fixer", "a-fix", 4000, 260)],
+        HISTORY,
+        PRICES,
+    )
+    assert (by(whole, "by_round", "1"), whole["incomplete"]) == (4260, [])
+    partial = summarize(
+        [*fixer_call("a-fix", False), transcript_line("review-fixer", "a-fix", 3000, 200, complete=False)],
+        HISTORY,
+        PRICES,
+    )
+    assert by(partial, "by_agent", "review-fixer") == 3200
+    assert partial["incomplete"] == [
+        {"agent": "review-fixer", "agent_id": "a-fix", "counted": "partial_transcript"}
+    ]
+    nothing = summarize(fixer_call("a-fix", False), HISTORY, PRICES)
+    assert (nothing["total"]["calls"], nothing["by_agent"]) == (0, {})
+    assert nothing["incomplete"] == [{"agent": "review-fixer", "agent_id": "a-fix", "counted": "nothing"}]
+
+
+def test_the_coordinator_and_lines_of_no_call_count_on_their_own() -> None:
+    older = transcript_line("failure-analyst", None, 100, 1)
+    del older["complete"]  # a line written before there was `complete`
+    records = [
+        transcript_line("coordinator", "a-coord", 30000, 20),
+        older,
+        transcript_line("failure-analyst", None, 100, 1),
+        *fixer_call("a-fix"),
+        transcript_line("review-fixer", "a-fix", 4000, 260),
+    ]
+    usage = summarize(records, HISTORY, PRICES)
+    assert {name: (item["total_tokens"], item["calls"]) for name, item in usage["by_agent"].items()} == {
+        "coordinator": (30020, 1),
+        "failure-analyst": (202, 2),
+        "review-fixer": (4260, 1),
+    }
+    assert by(usage, "by_round", "1") == 4260  # the coordinator's own turns belong to no round
+    partial = summarize([transcript_line("coordinator", "a-coord", 30, 2, complete=False)], HISTORY, PRICES)
+    assert by(partial, "by_agent", "coordinator") == 32
+    assert partial["incomplete"] == [
+        {"agent": "coordinator", "agent_id": "a-coord", "counted": "partial_transcript"}
+    ]
+
+
+def test_a_second_call_of_the_same_agent_instance_counts_its_transcript_once() -> None:
+    first = fixer_call("a-fix")
+    second = [{**line, "tool_use_id": "t9", "ts_ms": 9100 + n} for n, line in enumerate(fixer_call("a-fix"))]
+    usage = summarize([*first, *second, transcript_line("review-fixer", "a-fix", 4000, 260)], HISTORY, PRICES)
+    assert (usage["total"]["total_tokens"], usage["total"]["calls"]) == (4260, 2)

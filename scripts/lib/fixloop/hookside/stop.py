@@ -15,10 +15,14 @@ For a fixloop subagent of a session with a running run:
 3. stores the verdict (hooks-state.json "verdicts", per agent_id) that the call's AGENT_RESULT and the
    caller's one line report: validity, and the agent's status and issue count from the engine's answer
    (the coordinator's status from its own answer); "continues" counts the `continue` blocks per agent_id;
-4. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops.
+4. appends a `usage` line with the tokens of all the agent's model turns, read from its transcript
+   (hookside.transcript_usage; the Agent tool result reports only the last turn's), or a WARNING;
+5. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops.
 """
 
 from __future__ import annotations
+
+import os
 
 from fixloop.core import agent_names, jsoncodec
 from fixloop.hookside import payload as payloads
@@ -152,8 +156,7 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
             went_on = output is not None
     if agent_id is not None:
         _store_verdict(context, agent_id, verdict, went_on)
-    if not contracted:
-        _record_transcript_usage(context, payload, agent, agent_id, text)
+    _record_transcript_usage(context, payload, agent, agent_id, text)
     if output is None:
         launch = ledger.find_launch(records, agent_id)
         if launch is not None:
@@ -166,20 +169,51 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
 def _record_transcript_usage(
     context: RunContext, payload: Mapping[str, Any], agent: str, agent_id: str | None, final_text: str
 ) -> None:
-    """A `usage` ledger line with what the agent's transcript says it spent (no tool result reports it),
-    read once the transcript holds its final message (or after waiting a few seconds for it)."""
+    """A `usage` ledger line with the tokens of all the agent's model turns, read from its transcript once
+    it holds the final message (or after waiting a few seconds for it). Its Agent tool result reports the
+    last turn only (and the coordinator's none). Every stop of an agent writes one; the last is the whole.
+    `complete`: the whole transcript was read and held the final message. Without a transcript there is no
+    line (the run's usage then says which agents count their last turn only); a transcript that is there but
+    could not be read whole is a WARNING too. The hook goes on all the same."""
     path = payload.get("agent_transcript_path")
     if not isinstance(path, str) or not path:
         return
-    from fixloop.hookside.transcript_usage import transcript_usage, wait_for_final
+    try:
+        from fixloop.hookside.transcript_usage import transcript_usage, wait_for_final
 
-    wait_for_final(path, final_text)
-    spent = transcript_usage(path)
-    if spent is not None:
-        ledger.append(
-            context.run_dir,
-            {"kind": "usage", "ts_ms": now_ms(), "agent": agent, "agent_id": agent_id, **spent},
-        )
+        final_seen = wait_for_final(path, final_text)
+        spent = transcript_usage(path)
+        if spent is None:
+            if not os.path.exists(path):
+                return
+            problem = "it holds no readable model response"
+        else:
+            spent["complete"] = spent["complete"] is True and final_seen
+            ledger.append(
+                context.run_dir,
+                {"kind": "usage", "ts_ms": now_ms(), "agent": agent, "agent_id": agent_id, **spent},
+            )
+            if spent["complete"]:
+                return
+            problem = (
+                "its final message did not reach it in time"
+                if not final_seen
+                else "it is longer than the hook reads"
+            )
+    except Exception as error:  # never let the count of tokens cost the agent its contract check
+        problem = f"{type(error).__name__}: {error}"
+    context.warn(
+        "TRANSCRIPT_USAGE_INCOMPLETE",
+        f"The tokens of {agent} ({agent_id}) were not all read from its transcript: {problem}."[:500],
+        agent=agent,
+        agent_id=agent_id,
+        transcript_path=path,
+        impact=(
+            "the run's usage counts only this agent's last model turn (its Agent tool result's usage)"
+            if agent != agent_names.COORDINATOR_AGENT
+            else "the run's usage has only part of the coordinator's tokens, or none"
+        ),
+    )
 
 
 def _go_on(

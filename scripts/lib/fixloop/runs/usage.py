@@ -1,9 +1,13 @@
 """What a run cost: the tokens of every agent call, as Claude Code reported them, summed and priced.
 
-The PostToolUse hook writes each call's usage on its ledger `result` line (`usage`, `total_tokens`, `model`);
-a `usage` line holds what an agent reported otherwise (the coordinator's, read from its transcript). Calls
-are attributed to the engine's dispatch they answered (by time), and through it to a review round. The
-cost is an estimate from the config's price table by model family.
+Two ledger lines carry tokens (store.ledger):
+- `usage` (SubagentStop): all the model turns of one agent instance, read from its transcript; every stop
+  of an agent writes one, the last (by agent_id) is the whole;
+- `result` (PostToolUse): the Agent tool result's `usage`, which covers the agent's last model turn only.
+An agent call counts its agent's transcript usage when that was read whole (`complete`), else its tool
+result's, and is then listed under `incomplete`; a `usage` line of no call (the coordinator: the command's
+own agent) counts on its own. Calls are attributed to the engine's dispatch they answered (by time), and
+through it to a review round. The cost is an estimate from the config's price table by model family.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ PRICE_KEYS = {
 def family(model: object) -> str | None:
     text = str(model or "").lower()
     return next((name for name in FAMILIES if name in text), None)
+
+
+_ZERO: Mapping[str, Any] = {"usage": {}, "total_tokens": 0, "complete": True}
 
 
 def _empty() -> dict[str, Any]:
@@ -56,33 +63,82 @@ def _dispatch_of(history: list[Mapping[str, Any]], ts: int) -> Mapping[str, Any]
     return found
 
 
+def _last_usage_lines(records: list[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The last transcript `usage` line of each agent instance (by agent_id)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for record in records:
+        agent_id = record.get("agent_id")
+        if record.get("kind") == "usage" and isinstance(agent_id, str) and agent_id:
+            found[agent_id] = record
+    return found
+
+
+def _counted(
+    record: Mapping[str, Any], transcript: Mapping[str, Any] | None
+) -> tuple[Mapping[str, Any] | None, str | None]:
+    """The line whose tokens an agent call counts, and what it counts when that is short of the whole
+    (None: it is not): "last_turn" (the tool result's usage), "partial_transcript" or "nothing"."""
+    if transcript is not None and transcript.get("complete") is not False:
+        return transcript, None
+    if isinstance(record.get("usage"), dict):
+        return record, "last_turn"
+    return transcript, "partial_transcript" if transcript is not None else "nothing"
+
+
 def summarize(
     records: Iterable[Mapping[str, Any]], history: list[Mapping[str, Any]], prices: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Tokens and estimated cost in all, per agent, per review round and per engine step."""
+    """Tokens and estimated cost in all, per agent, per review round and per engine step; `incomplete`
+    lists the agent instances whose whole transcript usage was not available, and what counts instead."""
+    records = list(records)
     total = _empty()
     by_agent: dict[str, dict[str, Any]] = {}
     by_round: dict[str, dict[str, Any]] = {}
     by_step: dict[str, dict[str, Any]] = {}
+    incomplete: list[dict[str, Any]] = []
     calls = {record.get("tool_use_id"): record for record in records if record.get("kind") == "call"}
+    transcripts = _last_usage_lines(records)
+    called = {r.get("agent_id") for r in records if r.get("kind") == "result" and r.get("agent_id")}
+    counted_ids: set[str] = set()
     for record in records:
-        if record.get("kind") not in ("result", "usage") or not isinstance(record.get("usage"), dict):
+        kind, agent_id = record.get("kind"), record.get("agent_id")
+        if kind == "result":
+            transcript = transcripts.get(agent_id) if isinstance(agent_id, str) else None
+            if transcript is not None and agent_id in counted_ids:
+                transcript = _ZERO  # a second call of the same instance: its transcript counted once
+            source, short = _counted(record, transcript)
+            if isinstance(agent_id, str):
+                counted_ids.add(agent_id)
+        elif kind == "usage" and agent_id not in called:
+            if isinstance(agent_id, str) and transcripts.get(agent_id) is not record:
+                continue  # an earlier stop of the same agent: its last line is the whole
+            source, short = record, (None if record.get("complete") is not False else "partial_transcript")
+        else:
             continue
-        usage = {key: int(record["usage"].get(key) or 0) for key in TOKEN_KEYS}
-        tokens = int(record.get("total_tokens") or sum(usage.values()))
-        cost = cost_of(usage, record.get("model"), prices)
+        if short is not None:
+            incomplete.append({"agent": record.get("agent"), "agent_id": agent_id, "counted": short})
+        if source is None or not isinstance(source.get("usage"), dict):
+            continue
+        usage = {key: int(source["usage"].get(key) or 0) for key in TOKEN_KEYS}
+        tokens = int(source.get("total_tokens") or sum(usage.values()))
+        cost = cost_of(usage, source.get("model") or record.get("model"), prices)
         agent = str(record.get("agent") or "?")
         _add(total, usage, tokens, cost)
         _add(by_agent.setdefault(agent, _empty()), usage, tokens, cost)
         call = calls.get(record.get("tool_use_id"))
-        dispatch = (
-            _dispatch_of(history, int((call or record).get("ts_ms") or 0)) if call is not None else None
-        )
+        dispatch = _dispatch_of(history, int(call.get("ts_ms") or 0)) if call is not None else None
         if dispatch is not None:
             _add(by_step.setdefault(str(dispatch["id"]), _empty()), usage, tokens, cost)
             if dispatch.get("round") is not None:
                 _add(by_round.setdefault(str(dispatch["round"]), _empty()), usage, tokens, cost)
-    return {"total": total, "by_agent": by_agent, "by_round": by_round, "by_step": by_step, "estimated": True}
+    return {
+        "total": total,
+        "by_agent": by_agent,
+        "by_round": by_round,
+        "by_step": by_step,
+        "incomplete": incomplete,
+        "estimated": True,
+    }
 
 
 def run_usage(root: Path, state: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,9 @@ and `agent` (`code-reviewer`); then by kind:
 - `result` (PostToolUse of a foreground call, or SubagentStop of a background one): tool_use_id,
                            agent_id, status, duration_ms (measured from the call line's ts_ms),
                            reported_duration_ms (what Claude Code reported, if anything)
+- `usage`  (SubagentStop):  agent_id, usage, total_tokens, model, responses, complete: the tokens of all the
+                           agent's model turns so far, read from its transcript (hookside.transcript_usage;
+                           the last line of an agent_id is the whole), no `agent_type`
 - `touch` / `wrote` (PreToolUse / PostToolUse of Edit, Write, ...): one edit of a fixloop agent, with
                            agent_id, tool, tool_use_id, window, path and content hashes (store.touches)
 
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
 
 LEDGER_FILE = "agents.jsonl"
 HOOKS_STATE_FILE = "hooks-state.json"
-LEDGER_KINDS = ("call", "launch", "start", "stop", "result", "touch", "wrote")
+LEDGER_KINDS = ("call", "launch", "start", "stop", "result", "usage", "touch", "wrote")
 
 
 def message_bytes(text: str) -> bytes:
