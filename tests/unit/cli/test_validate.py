@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import fixloop.contracts.schemagen
 from fixloop.cli import cli
 from fixloop.cli.validate import schema, validate
+from fixloop.contracts.extract import MAX_INPUT_BYTES
 from fixloop.contracts.schemagen import SCHEMA_DIR
 from fixloop.contracts.validation import KIND_EXAMPLES, KINDS, validate_document
 
@@ -322,11 +323,12 @@ def test_schema_disagreement_is_an_internal_error(monkeypatch: pytest.MonkeyPatc
     }
 
 
-def test_fifty_megabytes_through_the_command() -> None:
+def test_megabytes_through_the_command() -> None:
+    count = MAX_INPUT_BYTES // 1010
     body = json.dumps(
-        {"status": "success", "agent": "code-reviewer", "positive_observations": ["x" * 1000] * 50_000}
+        {"status": "success", "agent": "code-reviewer", "positive_observations": ["x" * 1000] * count}
     )
-    assert len(body) > 50_000_000
+    assert MAX_INPUT_BYTES * 0.95 < len(body) < MAX_INPUT_BYTES - len("Here:\n")
     result = run_cli(["validate", "reviewer"], b"Here:\n" + body[: len(body) - 10].encode())
     assert result.returncode == 1
     assert b"Traceback" not in result.stderr

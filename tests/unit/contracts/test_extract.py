@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fixloop.contracts.bounds import MAX_ISSUES_PER_ANSWER
 from fixloop.contracts.extract import (
     MAX_CANDIDATES,
     MAX_DEPTH,
@@ -337,10 +338,13 @@ def test_lone_surrogates_are_replaced() -> None:
 
 # --- big inputs ----------------------------------------------------------------------------------------
 
-FIFTY_MB = 50 * 1024 * 1024
+BIG = MAX_INPUT_BYTES - 64  # about the largest message that is searched
 
 
 def _big_reviewer_output() -> bytes:
+    """A reviewer's document of as many issues as an answer may report, with descriptions long enough to
+    make it nearly BIG bytes."""
+    description = "d" * (BIG // MAX_ISSUES_PER_ANSWER - 200)
     issue = {
         "id": "CR-0",
         "severity": "low",
@@ -348,35 +352,34 @@ def _big_reviewer_output() -> bytes:
         "file": "src/a.py",
         "line": 1,
         "category": "quality",
-        "description": "d" * 200,
+        "description": description,
         "suggestion": "s",
         "auto_fixable": False,
     }
-    count = FIFTY_MB // (len(json.dumps(issue)) + 2)
-    issues = [dict(issue, id=f"CR-{n}") for n in range(count)]
+    issues = [dict(issue, id=f"CR-{n}") for n in range(MAX_ISSUES_PER_ANSWER)]
     return json.dumps({"status": "success", "agent": "code-reviewer", "issues": issues}).encode()
 
 
-def test_fifty_megabytes_of_prose() -> None:
-    error = error_of(b"All good. " * (FIFTY_MB // 10))
+def test_megabytes_of_prose() -> None:
+    error = error_of(b"All good. " * (BIG // 10))
     assert error["code"] == "JSON_PARSE_ERROR"
     assert error["parse_error"] == "no JSON object found (Expecting value: line 1 column 1)"
 
 
-def test_fifty_megabytes_of_braces() -> None:
-    error = error_of(b"{x" * (FIFTY_MB // 2))
+def test_megabytes_of_braces() -> None:
+    error = error_of(b"{x" * (BIG // 2))
     assert error["code"] == "JSON_PARSE_ERROR"
     assert error["parse_error"] == "no JSON object or array found in the message"
     # only the last brace could start a document, and it never closes
-    error = error_of(b"{" * FIFTY_MB)
+    error = error_of(b"{" * BIG)
     assert (error["code"], error["missing_fields"]) == ("TRUNCATION_DATA_LOSS", ["status", "agent"])
 
 
-def test_fifty_megabytes_of_json_in_prose_then_truncated() -> None:
+def test_megabytes_of_json_in_prose_then_truncated() -> None:
     document = _big_reviewer_output()
-    assert len(document) > FIFTY_MB * 0.95
+    assert BIG * 0.95 < len(document) + len("Here:\n\nThat is all.") <= BIG
     found = validate_text("reviewer", b"Here:\n" + document + b"\nThat is all.")
-    assert len(found["issues"]) > 100_000
+    assert len(found["issues"]) == MAX_ISSUES_PER_ANSWER
     error = error_of(b"Here:\n" + document[: len(document) // 2])
     assert error["code"] == "TRUNCATION_DATA_LOSS"
     assert (error["missing_fields"], error["fields_present"], error["truncated_field"]) == (

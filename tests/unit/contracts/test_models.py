@@ -317,7 +317,7 @@ def test_line_rules() -> None:
     assert violations("reviewer", reviewer(issue(line=0, end_line=None))) == [
         {
             "path": "$.issues[0].line",
-            "message": "must be an integer >= 1; got 0",
+            "message": "must be an integer from 1 to 10000000; got 0",
             "type": "greater_than_equal",
         }
     ]
@@ -329,7 +329,11 @@ def test_line_rules() -> None:
         }
     ]
     assert violations("reviewer", reviewer(issue(line="12-14"))) == [
-        {"path": "$.issues[0].line", "message": "must be an integer >= 1; got '12-14'", "type": "int_type"}
+        {
+            "path": "$.issues[0].line",
+            "message": "must be an integer from 1 to 10000000; got '12-14'",
+            "type": "int_type",
+        }
     ]
 
 

@@ -199,7 +199,7 @@ def test_literal_values_and_types_are_shown() -> None:
     assert shapes["reviewer", 0, "status"] == '"success" | "failed"'
     assert shapes["reviewer", 1, "severity"] == '"critical" | "high" | "medium" | "low"'
     assert shapes["reviewer", 1, "confidence"] == "integer from 0 to 100"
-    assert shapes["reviewer", 1, "line"] == "integer >= 1"
+    assert shapes["reviewer", 1, "line"] == "integer from 1 to 10000000"
     assert shapes["reviewer", 1, "auto_fixable"] == "true | false"
     assert shapes["reviewer", 1, "id"] == "non-empty string"
     assert shapes["reviewer", 0, "issues"] == "array of objects"

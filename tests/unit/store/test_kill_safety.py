@@ -39,13 +39,22 @@ def whole_json_lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in raw.splitlines()]
 
 
+def tick(line: str) -> int:
+    return int(line.split(" n=", 1)[1].split()[0])
+
+
+def is_subsequence(part: list[int], whole: list[int]) -> bool:
+    rest = iter(whole)
+    return all(any(item == other for other in rest) for item in part)
+
+
 def test_kill_9_at_random_moments_never_corrupts_anything(tmp_path: Path) -> None:
     store = StateStore(tmp_path / "state.json", validate=minimal_run_state_errors, lock_timeout=120)
     store.create(initial_state())
     chance = random.Random(20261123)
     context = multiprocessing.get_context("spawn")
     counters: list[int] = []
-    for _ in range(KILLS):
+    for kills in range(1, KILLS + 1):
         worker = context.Process(target=write_forever, args=(str(tmp_path),))
         worker.start()
         time.sleep(0.4 + chance.random() * 0.3)  # start-up, then some writes
@@ -55,7 +64,11 @@ def test_kill_9_at_random_moments_never_corrupts_anything(tmp_path: Path) -> Non
         assert minimal_run_state_errors(state) == []
         counters.append(int(state["review"].get("counter") or 0))
         events = whole_json_lines(tmp_path / "run.jsonl")
-        assert len((tmp_path / "run.log").read_text(encoding="utf-8").splitlines()) == len(events)
+        timeline = (tmp_path / "run.log").read_text(encoding="utf-8").splitlines()
+        # Each event is appended to the JSONL, then to the timeline, under one lock: a kill between the two
+        # appends leaves that one event out of the timeline, never a line of its own or one out of order.
+        assert 0 <= len(events) - len(timeline) <= kills
+        assert is_subsequence([tick(line) for line in timeline], [event["summary"]["n"] for event in events])
         assert all(line["kind"] == "stop" for line in ledger.read(str(tmp_path)))
         whole_json_lines(Path(ledger.ledger_path(str(tmp_path))))
     assert sum(1 for value in counters if value > 0) >= KILLS // 2  # the workers did get to write

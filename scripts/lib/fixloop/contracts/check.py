@@ -4,6 +4,11 @@
 document, contract violations): it returns `Checked(document=None, error={...})` with the error object of
 `fixloop.contracts.validation` (`code`, `message`, `kind`, ... and a `hint`). An unknown KIND is the
 caller's mistake and still raises FixloopError UNKNOWN_KIND.
+
+In order: the document is found in the message (fixloop.contracts.extract), held to the size limits of
+fixloop.contracts.bounds (a document over one is refused there, unvalidated), redacted (every string goes
+through fixloop.core.redact, so whatever stores the document or quotes it back stores no secret), then
+validated. The error object is redacted too: it quotes the message and the values it refuses.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from fixloop.contracts.bounds import ENGINE_KINDS, bound_violations
 from fixloop.contracts.extract import find_document
 from fixloop.contracts.kinds import model_for, required_fields
 from fixloop.contracts.problems import Problem
-from fixloop.contracts.violations import violation_problem, violations_from
+from fixloop.contracts.violations import bound_problem, violation_problem, violations_from
+from fixloop.core.redact import redact, redact_value
 
 
 @dataclass(frozen=True)
@@ -45,19 +52,28 @@ def parse_raw(kind: str, raw: bytes | str) -> BaseModel | Problem:
     """The validated model instance for an agent's raw message (for `event`: an EventDocument)."""
     found = find_document(raw, required_fields(kind))
     if isinstance(found, Problem):
-        return found.with_kind(kind)
+        return redacted(found.with_kind(kind))
     return parse_value(kind, found.document)
 
 
 def parse_value(kind: str, document: Any) -> BaseModel | Problem:
     model = model_for(kind)
+    over = [] if kind in ENGINE_KINDS else bound_violations(document)
+    if over:
+        return redacted(bound_problem(kind, document, over))
+    document = redact_value(document)
     try:
         return model.model_validate(document)
     except ValidationError as error:
-        violations = violations_from(kind, error)
+        violations, count = violations_from(kind, error), error.error_count()
     except RecursionError:
-        violations = [{"path": "$", "message": "is nested too deeply", "type": "recursion"}]
-    return violation_problem(kind, document, violations)
+        violations, count = [{"path": "$", "message": "is nested too deeply", "type": "recursion"}], 1
+    return redacted(violation_problem(kind, document, violations, count))
+
+
+def redacted(problem: Problem) -> Problem:
+    """`problem` with its message and details redacted: they quote the agent's message and values."""
+    return Problem(problem.code, redact(problem.message), redact_value(problem.details))
 
 
 def dump(kind: str, instance: BaseModel) -> dict[str, Any] | Problem:

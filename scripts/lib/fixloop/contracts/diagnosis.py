@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
-from fixloop.contracts.jsontext import DECODER, WHITESPACE
+from fixloop.contracts.jsontext import WHITESPACE, raw_decode
 from fixloop.contracts.problems import Problem
 from fixloop.contracts.scan import Candidate
 
@@ -99,7 +99,7 @@ def recover_top_level_fields(text: str, start: int) -> tuple[list[str], str | No
             return keys, key if index >= len(text) else None
         index = _skip_space(text, index + 1)
         try:
-            _value, index = DECODER.raw_decode(text, index)
+            _value, index = raw_decode(text, index)
         except (ValueError, RecursionError):
             return keys, key
         index = _skip_space(text, index)

@@ -26,9 +26,10 @@ Which document is picked, in order:
    with the longest valid prefix is reported. A stray `[1` that never closes swallows the rest of the message.
 Input bytes are decoded as UTF-8 with replacement; lone surrogates become U+FFFD; raw control characters
 inside strings are tolerated; NaN, Infinity and numbers that overflow a float are refused.
-Cost is linear: inputs over MAX_INPUT_BYTES are refused unread; nesting deeper than MAX_DEPTH is not
-searched; past MAX_CANDIDATES fragments or MAX_SCAN_TOKENS bracket/string runs the search gives up with a
-JSON_PARSE_ERROR that says so.
+Cost is linear and bounded: inputs over MAX_INPUT_BYTES (4 MiB, several times what a model writes in one
+message) are refused unread; nesting deeper than MAX_DEPTH is not searched; a message that is one JSON value
+of more than MAX_OBJECTS objects is refused as soon as the reading passes that many; past MAX_CANDIDATES
+fragments or MAX_SCAN_TOKENS bracket/string runs the search gives up with a JSON_PARSE_ERROR that says so.
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ from fixloop.contracts.diagnosis import (
 )
 from fixloop.contracts.fences import fenced_documents
 from fixloop.contracts.jsontext import (
-    DECODER,
     MAX_DEPTH,
     TOO_DEEP,
+    TOO_MANY_OBJECTS,
+    TooManyObjects,
     clean_surrogates,
+    decode,
     decode_input,
     deeper_than,
 )
@@ -92,7 +95,7 @@ __all__ = [
     "recover_top_level_fields",
 ]
 
-MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_INPUT_BYTES = 4 * 1024 * 1024
 
 Source = Literal["whole", "fence", "scan"]
 
@@ -137,9 +140,15 @@ def find_document(raw: bytes | str, required_fields: Sequence[str] = ()) -> Extr
         return null_response(stripped)
     whole_error: json.JSONDecodeError | None = None
     try:
-        return _found(DECODER.decode(stripped), "whole", text)
+        return _found(decode(stripped), "whole", text)
     except json.JSONDecodeError as error:
         whole_error = error
+    except TooManyObjects:
+        return parse_error(
+            TOO_MANY_OBJECTS,
+            text,
+            message="The agent's final message holds too large a JSON document to read.",
+        )
     except (ValueError, RecursionError):
         pass
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fixloop.contracts.jsontext import DECODER
+from fixloop.contracts.jsontext import decode
 
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$", re.M)
 _JSON_INFO = frozenset({"json", "jsonc", "json5"})
@@ -47,7 +47,7 @@ def fenced_documents(text: str) -> list[Any]:
         if not content:
             continue
         try:
-            values.append(DECODER.decode(content))
+            values.append(decode(content))
         except (ValueError, RecursionError):
             continue
     return values

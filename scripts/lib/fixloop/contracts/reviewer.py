@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
@@ -12,6 +13,7 @@ from fixloop.contracts.common import (
     AgentStatus,
     Confidence,
     Contract,
+    LineNumber,
     NonEmptyStr,
     Severity,
     repo_relative_path,
@@ -28,6 +30,7 @@ SUPERVISOR_FIELD_MAP: dict[str, str] = {
     "suggestionLine": "line",
 }
 SUPERVISOR_LABELS = ("Quality", "Security", "Performance", "Functionality")
+_LINE_TEXT = re.compile(r"[0-9]{1,20}")  # a line number given as text (ASCII digits; int() takes others)
 
 
 class ReviewerIssue(Contract):
@@ -38,10 +41,8 @@ class ReviewerIssue(Contract):
     )
     confidence: Confidence = Field(description="How sure you are that the issue is real.")
     file: NonEmptyStr = Field(description="Path relative to the repository root.")
-    line: Annotated[int, Field(ge=1, strict=True)] = Field(description="First line of the issue.")
-    end_line: Annotated[int, Field(ge=1, strict=True)] | None = Field(
-        default=None, description="Last line of the issue, not before line."
-    )
+    line: LineNumber = Field(description="First line of the issue.")
+    end_line: LineNumber | None = Field(default=None, description="Last line of the issue, not before line.")
     category: NonEmptyStr = Field(description="Short kebab-case label, e.g. logic-error.")
     rule: str | None = Field(default=None, description="The written rule or convention broken, and its file.")
     description: NonEmptyStr = Field(description="What is wrong and why it matters.")
@@ -61,8 +62,9 @@ class ReviewerIssue(Contract):
         for source, target in SUPERVISOR_FIELD_MAP.items():
             if source in renamed and target not in renamed:
                 renamed[target] = renamed.pop(source)
-        if isinstance(renamed.get("line"), str) and renamed["line"].strip().isdigit():
-            renamed["line"] = int(renamed["line"].strip())
+        line = renamed.get("line")
+        if isinstance(line, str) and _LINE_TEXT.fullmatch(line.strip()):
+            renamed["line"] = int(line.strip())
         if isinstance(renamed.get("severity"), str):
             renamed["severity"] = renamed["severity"].strip().lower()
         if "label" in data and isinstance(renamed.get("category"), str):

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixloop.contracts.jsontext import DECODER, MAX_DEPTH, TOO_DEEP
+from fixloop.contracts.jsontext import MAX_DEPTH, TOO_DEEP, decode
 
 MAX_CANDIDATES = 100_000
-MAX_SCAN_TOKENS = 4_000_000
+MAX_SCAN_TOKENS = 1_000_000  # about half a second of scanning
 
 # An opener counts as the start of a JSON document only when what follows could continue one.
 _CANDIDATE_START = re.compile(
@@ -124,7 +124,7 @@ def _span_end(text: str, start: int, budget: list[int]) -> tuple[int, bool, str 
 
 def _parse_into(candidate: Candidate, chunk: str, text: str) -> None:
     try:
-        candidate.value = DECODER.decode(chunk)
+        candidate.value = decode(chunk)
         candidate.ok = True
     except json.JSONDecodeError as error:
         candidate.error_msg = error.msg

@@ -11,7 +11,9 @@ document is `{"status": "failed", "error": {...}}` with `error.code` one of:
 MISSING_STATUS and SCHEMA_VIOLATION carry `kind`, `violations` (every problem, at most MAX_VIOLATIONS:
 `{"path": "$.issues[0].confidence", "message": "must be an integer from 0 to 100; got '85%'", "type":
 "int_type"}`; `type` is pydantic's error type), `violation_count` and `hint`. Every error carries `kind` and
-a `hint`: a short instruction to quote back to the agent.
+a `hint`: a short instruction to quote back to the agent. A document over a size limit of
+`fixloop.contracts.bounds` is refused before its fields are checked: its violations (type `too_large`) say
+where it is too large. Documents and errors are redacted (`fixloop.contracts.check`).
 
 The normalized document is `model_dump(mode="json")` with nothing excluded: every field of the contract is
 present (defaults and nulls included) so its shape is the same whatever the agent omitted; the agent's values

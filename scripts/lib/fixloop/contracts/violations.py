@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from fixloop.contracts.bounds import TOO_LARGE
 from fixloop.contracts.describe import describe, literal_values, min_length, resolve
 from fixloop.contracts.events import EVENT_MODELS
 from fixloop.contracts.kinds import KINDS_WITH_STATUS, model_for
@@ -16,12 +17,17 @@ from fixloop.contracts.problems import Problem
 
 MISSING_STATUS = "MISSING_STATUS"
 SCHEMA_VIOLATION = "SCHEMA_VIOLATION"
-MAX_VIOLATIONS = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # shown escaped, as \x00 or \u2028
+MAX_VIOLATIONS = 100
 HINT_VIOLATIONS = 5
 
 
-def violation_problem(kind: str, document: Any, violations: list[dict[str, str]]) -> Problem:
-    count = len(violations)
+def violation_problem(
+    kind: str, document: Any, violations: list[dict[str, str]], count: int | None = None
+) -> Problem:
+    """The problem listing `violations` (at most MAX_VIOLATIONS of them); `count` is how many there are in
+    all when only some were described."""
+    count = len(violations) if count is None else count
     shown = violations[:MAX_VIOLATIONS]
     status_missing = (
         kind in KINDS_WITH_STATUS and isinstance(document, dict) and document.get("status") is None
@@ -58,9 +64,10 @@ def violation_problem(kind: str, document: Any, violations: list[dict[str, str]]
 
 
 def violations_from(kind: str, error: ValidationError) -> list[dict[str, str]]:
+    """The first MAX_VIOLATIONS problems of `error` in words (error.error_count() tells how many in all)."""
     root = model_for(kind)
     violations = []
-    for item in error.errors(include_url=False):
+    for item in error.errors(include_url=False)[:MAX_VIOLATIONS]:
         loc = tuple(item["loc"])
         if kind == "event" and loc and loc[0] in EVENT_MODELS:
             # a discriminated union names the chosen member first; the document has no such level
@@ -104,10 +111,17 @@ def _violation(root: type[BaseModel], loc: tuple[Any, ...], item: dict[str, Any]
             message = "must not be empty" + got
     else:
         message = f"{item.get('msg', 'is invalid')}{got}"
-    return {"path": _path(loc), "message": message, "type": kind_of_error}
+    return {"path": json_path(loc), "message": message, "type": kind_of_error}
 
 
-def _path(loc: tuple[Any, ...]) -> str:
+def bound_problem(kind: str, document: Any, found: list[tuple[tuple[str | int, ...], str]]) -> Problem:
+    """The problem of a document over the size limits of fixloop.contracts.bounds."""
+    violations = [{"path": json_path(loc), "message": message, "type": TOO_LARGE} for loc, message in found]
+    return violation_problem(kind, document, violations)
+
+
+def json_path(loc: tuple[Any, ...]) -> str:
+    """`$.issues[0].file` for ("issues", 0, "file")."""
     parts = ["$"]
     for part in loc:
         if isinstance(part, int):
@@ -122,7 +136,8 @@ def _path(loc: tuple[Any, ...]) -> str:
 def _show(value: Any) -> str:
     if isinstance(value, str):
         shown = value if len(value) <= 60 else value[:57] + "..."
-        return "'" + shown.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        shown = shown.replace("\\", "\\\\").replace("'", "\\'")
+        return "'" + _CONTROL.sub(lambda found: ascii(found.group())[1:-1], shown) + "'"
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, (int, float)):
