@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers_review import issue
 from helpers_runs import LIB, FakeClock
-from workflows.flow_helpers import CR, next_action, review_project, start
+from workflows.flow_helpers import CR, next_action, record, review_project, start
 
 from fixloop.contracts.extract import MAX_INPUT_BYTES
 from fixloop.contracts.jsontext import TOO_MANY_OBJECTS
@@ -121,3 +122,21 @@ def test_answers_just_under_the_limit_are_refused_early(
         shown = [f"{v['path']} {v['message']}" for v in error["violations"]]
         assert [line[: len(prefix)] for line, prefix in zip(shown, listed, strict=True)] == listed
         assert error["violation_count"] == 1
+
+
+def test_the_projects_max_issues_per_answer_bounds_a_reviewers_answer(git_project: Path) -> None:
+    review_project(git_project, max_issues_per_answer=2)
+    run_id = start(git_project)
+    next_action(run_id)
+    issues = [issue(f"CR-{n}", n, f"finding {n}") for n in (1, 2, 3)]
+    code, refused = record(run_id, CR, json.dumps({"status": "success", "agent": CR, "issues": issues}))
+    assert (code, refused["valid"], refused["retry"]) == (1, False, True)
+    assert refused["error"]["violations"] == [
+        {
+            "path": "$.issues",
+            "message": "has 3 issues; an answer may report at most 2: keep the 2 that matter most",
+            "type": "too_large",
+        }
+    ]
+    code, recorded = record(run_id, CR, json.dumps({"status": "success", "agent": CR, "issues": issues[:2]}))
+    assert (code, recorded["valid"], recorded["issues_count"]) == (0, True, 2)

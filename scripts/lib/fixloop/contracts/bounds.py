@@ -5,7 +5,8 @@ can hold millions (a 300 KB list of empty issues is 900,000 missing fields). `bo
 parsed document once, does not descend into a part over a limit, and stops at MAX_BOUND_VIOLATIONS
 findings or past MAX_VALUES values; a document over any limit is refused without further validation.
 
-The limits are module constants: MAX_ISSUES_PER_ANSWER issues (a reviewer's `issues`), MAX_ITEMS items in
+The limits: `max_issues` issues in a reviewer's `issues` (MAX_ISSUES_PER_ANSWER unless the project's
+`max_issues_per_answer` says otherwise), and the module constants MAX_ITEMS items in
 any other array, MAX_FIELDS fields in an object, MAX_STRING_CHARS characters in a string or a field name,
 MAX_VALUES values in the whole document. Each is far above what an agent's answer needs.
 """
@@ -29,7 +30,7 @@ ENGINE_KINDS = frozenset({"coordinator-input", "review-task", "event"})
 Location = tuple[str | int, ...]
 
 
-def bound_violations(document: Any) -> list[tuple[Location, str]]:
+def bound_violations(document: Any, max_issues: int = MAX_ISSUES_PER_ANSWER) -> list[tuple[Location, str]]:
     """(where, what is wrong) for each limit `document` is over, in document order; [] when within all."""
     found: list[tuple[Location, str]] = []
     values = 0
@@ -44,7 +45,7 @@ def bound_violations(document: Any) -> list[tuple[Location, str]]:
             if len(value) > MAX_STRING_CHARS:
                 found.append((loc, _too_long(len(value))))
         elif isinstance(value, list):
-            limit = MAX_ISSUES_PER_ANSWER if loc == ("issues",) else MAX_ITEMS
+            limit = max_issues if loc == ("issues",) else MAX_ITEMS
             if len(value) > limit:
                 found.append((loc, _too_many(len(value), limit, "issues" if loc == ("issues",) else "items")))
                 continue

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from fixloop.contracts.bounds import ENGINE_KINDS, bound_violations
+from fixloop.contracts.bounds import ENGINE_KINDS, MAX_ISSUES_PER_ANSWER, bound_violations
 from fixloop.contracts.extract import find_document
 from fixloop.contracts.kinds import model_for, required_fields
 from fixloop.contracts.problems import Problem
@@ -38,9 +38,9 @@ class Checked:
         return self.error is None
 
 
-def check_text(kind: str, raw: bytes | str) -> Checked:
+def check_text(kind: str, raw: bytes | str, max_issues: int = MAX_ISSUES_PER_ANSWER) -> Checked:
     """The normalized document for an agent's raw message, or the error object saying what is wrong."""
-    return _checked(kind, parse_raw(kind, raw))
+    return _checked(kind, parse_raw(kind, raw, max_issues))
 
 
 def check_document(kind: str, document: Any) -> Checked:
@@ -48,17 +48,17 @@ def check_document(kind: str, document: Any) -> Checked:
     return _checked(kind, parse_value(kind, document))
 
 
-def parse_raw(kind: str, raw: bytes | str) -> BaseModel | Problem:
+def parse_raw(kind: str, raw: bytes | str, max_issues: int = MAX_ISSUES_PER_ANSWER) -> BaseModel | Problem:
     """The validated model instance for an agent's raw message (for `event`: an EventDocument)."""
     found = find_document(raw, required_fields(kind))
     if isinstance(found, Problem):
         return redacted(found.with_kind(kind))
-    return parse_value(kind, found.document)
+    return parse_value(kind, found.document, max_issues)
 
 
-def parse_value(kind: str, document: Any) -> BaseModel | Problem:
+def parse_value(kind: str, document: Any, max_issues: int = MAX_ISSUES_PER_ANSWER) -> BaseModel | Problem:
     model = model_for(kind)
-    over = [] if kind in ENGINE_KINDS else bound_violations(document)
+    over = [] if kind in ENGINE_KINDS else bound_violations(document, max_issues)
     if over:
         return redacted(bound_problem(kind, document, over))
     document = redact_value(document)

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from fixloop.contracts.bounds import MAX_ISSUES_PER_ANSWER, MAX_ITEMS
 from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId, Severity
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.thresholds import MAX_QUALITY_RETRIES
@@ -77,6 +78,10 @@ class LoopConfig(Contract):
     verify_timeout_seconds: Annotated[int, Field(ge=1, le=7200, strict=True)] = 900
     use_verifier: bool = Field(
         default=True, description="Ask the review verifier to challenge fixable findings before fixing."
+    )
+    max_issues_per_answer: Annotated[int, Field(ge=1, le=MAX_ITEMS, strict=True)] = Field(
+        default=MAX_ISSUES_PER_ANSWER,
+        description="The most issues one reviewer answer may report; a longer answer is sent back.",
     )
     max_quality_retries: Annotated[int, Field(ge=0, le=MAX_QUALITY_RETRIES, strict=True)] = (
         MAX_QUALITY_RETRIES

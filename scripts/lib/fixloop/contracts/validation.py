@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from fixloop.contracts.bounds import MAX_ISSUES_PER_ANSWER
 from fixloop.contracts.check import Checked, check_document, check_text, dump, parse_raw, parse_value
 from fixloop.contracts.examples import KIND_EXAMPLES
 from fixloop.contracts.kinds import (
@@ -79,9 +80,9 @@ __all__ = [
 ]
 
 
-def validate_text(kind: str, raw: bytes | str) -> dict[str, Any]:
+def validate_text(kind: str, raw: bytes | str, max_issues: int = MAX_ISSUES_PER_ANSWER) -> dict[str, Any]:
     """The normalized document (a JSON-ready dict) for an agent's raw message, or a FixloopError."""
-    return _document_or_raise(check_text(kind, raw))
+    return _document_or_raise(check_text(kind, raw, max_issues))
 
 
 def validate_document(kind: str, document: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from fixloop.core.agent_names import CONTRACTED_AGENTS, agent_name
 from fixloop.core.errors import FixloopError
+from fixloop.review.access import config_of
 from fixloop.review.record import agent_role, record_agent_result
 from fixloop.review.runner import now_ms, run_step
 from fixloop.review.step import Document
@@ -63,7 +64,7 @@ def record_result(root: Path, run_id: str, source: str, agent: str, from_hook: s
     document: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     try:
-        document = validate_text(role, raw)
+        document = validate_text(role, raw, config_of(state).max_issues_per_answer)
     except FixloopError as failure:
         if failure.exit_code != 1:
             raise

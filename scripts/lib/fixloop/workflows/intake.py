@@ -13,6 +13,7 @@ from typing import Any
 from fixloop.core import timekeeping
 from fixloop.core.agent_names import agent_name
 from fixloop.core.errors import FixloopError
+from fixloop.review.access import config_of
 from fixloop.review.effects import project_effects
 from fixloop.review.intake import read_input
 from fixloop.review.record import MAX_INVALID_ATTEMPTS
@@ -62,7 +63,7 @@ def record_answer(
     )
     from fixloop.contracts.check import check_text  # only recording needs the validators
 
-    checked = check_text(kind, raw)
+    checked = check_text(kind, raw, config_of(state).max_issues_per_answer)
     document, error = checked.document, checked.error
     effects = project_effects(root, state)
     output: Any = None
