@@ -15,6 +15,7 @@ from fixloop.review.machine import decide_next
 from fixloop.review.questions import choose
 from fixloop.review.record import agent_role, record_agent_result
 from fixloop.workflows.context import PhaseContext
+from fixloop.workflows.earlier import EarlierPhases
 from fixloop.workflows.outcomes import (
     Ask,
     Call,
@@ -114,3 +115,24 @@ class ReviewPhase(Phase):
         )
         ctx.events.extend(transition.events)
         return transition.document
+
+
+class ChangedFilesReviewPhase(ReviewPhase):
+    """The review loop over the files phase 4 of a workflow changed (its `files_changed`), for workflows whose
+    phase 4 changes code; a dry run changed nothing, so it skips the review."""
+
+    SCOPED = "changed_files_set"  # ctx.data key: the review's files were set from phase 4
+
+    def __init__(self, earlier: EarlierPhases) -> None:
+        self.earlier = earlier
+
+    def step(self, ctx: PhaseContext) -> Outcome:
+        if ctx.dry_run:
+            return PhaseDone("skipped", {"reason": "dry_run"})
+        if not ctx.data.get(self.SCOPED):
+            inputs = self.earlier.needs(ctx, 4)
+            if isinstance(inputs, PhaseFailed):
+                return inputs
+            ctx.state["changed_files"] = sorted(inputs[4].get("files_changed") or [])
+            ctx.data[self.SCOPED] = True
+        return super().step(ctx)
