@@ -7,15 +7,14 @@ An agent's prompt is short: its whole task is handed to it when it starts (by th
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+from fixloop.core.engine_path import ENGINE
 from fixloop.core.errors import FixloopError
 from fixloop.workflows.context import RunState, flow_of
 from fixloop.workflows.outcomes import Ask, Dispatch
 
 PLUGIN = "fixloop"
-ENGINE = str(Path(__file__).resolve().parents[3] / "fixloop")  # scripts/fixloop
 
 
 def subagent_type(agent: str) -> str:

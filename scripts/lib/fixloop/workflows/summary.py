@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixloop.core.engine_path import ENGINE
 from fixloop.review.access import started_review
 from fixloop.review.views import files_modified, final_round
 from fixloop.review.views import summary as review_summary
-from fixloop.workflows.actions import ENGINE
 from fixloop.workflows.context import RunState, flow_of
 
 MAX_LISTED_ISSUES = 5

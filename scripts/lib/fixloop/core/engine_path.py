@@ -1,0 +1,7 @@
+"""Where the engine's entry point is, for the commands fixloop tells a person to run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ENGINE = str(Path(__file__).resolve().parents[3] / "fixloop")  # scripts/fixloop
