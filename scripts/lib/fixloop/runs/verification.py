@@ -1,9 +1,8 @@
 """Run the project's verification commands (tests, lint, typecheck, in that order) and return the result.
 
-Each configured command runs through the shell in the project directory, with no standard input, in a
-process group of its own (so a timeout kills everything it started), its output going to a temporary file
-(so a background child that keeps the output open cannot hang us). Steps do not stop each other: every
-configured step runs and reports.
+Each configured command runs through `runs.shell_command.run_in_own_group` (the shell, in the project, in a
+process group of its own that is killed after it) with its output in a temporary file; only the output's
+tail is kept, redacted. Steps do not stop each other: every configured step runs and reports.
 
 A step: {status passed|failed|skipped|timeout, duration_ms, exit_code, command, output_tail, reason}.
 Nothing here changes the run state: review.gate.verify_run stores the result and hands it to the loop.
@@ -11,10 +10,7 @@ Nothing here changes the run state: review.gate.verify_run stores the result and
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,6 +23,7 @@ from fixloop.core.redact import redact
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.runs import lifecycle, trust
 from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
+from fixloop.runs.shell_command import run_in_own_group
 
 Clock = Callable[[], float]
 OUTPUT_TAIL_CHARS = 2000
@@ -56,26 +53,12 @@ def output_tail(handle: BinaryIO, limit: int = OUTPUT_TAIL_CHARS) -> str:
     return redact(text)[-limit:]
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
 def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> dict[str, Any]:
     """Run one shell command; never raises for the command's own failure."""
     with tempfile.TemporaryFile() as output:
         started = timekeeping.now_ms(clock)
         try:
-            process = subprocess.Popen(
-                command,
-                shell=True,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            exit_code = run_in_own_group(command, cwd, timeout_seconds, output)
         except OSError as error:
             return {
                 "status": "failed",
@@ -85,18 +68,6 @@ def run_step(command: str, cwd: Path, timeout_seconds: float, clock: Clock) -> d
                 "output_tail": None,
                 "reason": f"cannot start: {error.strerror or error}",
             }
-        try:
-            exit_code: int | None = process.wait(timeout=timeout_seconds)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            exit_code = None
-        except BaseException:
-            _kill_group(process)
-            raise
-        else:
-            # The shell is done; end anything it left behind in its group (a stray background job).
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
         duration = max(0, timekeeping.now_ms(clock) - started)
         tail = output_tail(output)
     if exit_code is None:

@@ -1,8 +1,8 @@
 """Work "tests": run the project's configured test command, or exactly the tests a phase names, and say
 what failed.
 
-The command runs through the shell in the project with no standard input, in its own process group (a
-timeout, the verify timeout, ends everything it started); its whole output goes to
+The command runs through `runs.shell_command.run_in_own_group` (the shell, in the project, in its own process
+group; the verify timeout ends everything it started); its whole output goes to
 `<run dir>/tests/<n>-<purpose>.log`. The output is parsed by `fixloop.failures` (JUnit XML reports the
 runner wrote during the run count too) into at most MAX_FAILURES failures of at most MAX_DETAIL_LINES
 lines each. Logs STEP_START, STEP_END and DATA_COLLECTED (data_type test_output, source auto_run).
@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +29,7 @@ from fixloop.failures import Failure, Parsed, parse, parse_junit
 from fixloop.runs import lifecycle
 from fixloop.runs.config import config_from_dump
 from fixloop.runs.lifecycle import Clock
+from fixloop.runs.shell_command import run_in_own_group
 from fixloop.store import layout
 from fixloop.workflows.testselect import detect_runner, matches, outcome, selection_command, short_name
 
@@ -201,15 +200,7 @@ def _execute(command: str, cwd: Path, timeout: float, output: Path, clock: Clock
     started = timekeeping.now_ms(clock)
     with output.open("wb") as handle:
         try:
-            process = subprocess.Popen(
-                command,
-                shell=True,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            exit_code = run_in_own_group(command, cwd, timeout, handle)
         except OSError as error:
             return {
                 "started": False,
@@ -219,16 +210,6 @@ def _execute(command: str, cwd: Path, timeout: float, output: Path, clock: Clock
                 "duration_ms": max(0, timekeeping.now_ms(clock) - started),
                 "reason": f"cannot start: {error.strerror or error}",
             }
-        exit_code: int | None
-        try:
-            exit_code = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            exit_code = None
-        finally:
-            # Whatever the command left running in its group (a timed-out run, a stray background job).
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
     timed_out = exit_code is None
     return {
         "started": True,
