@@ -34,7 +34,9 @@ from fixloop_model import (
     Turn,
 )
 from fixloop_session import (
+    MakeRunner,
     RunRecord,
+    StartAPI,
     approve_commands,
     read_run,
     reply_tool_uses,
@@ -46,8 +48,6 @@ from sample_projects import SAMPLES, Sample, make_sample, sample_env
 from scripted_api import Block, ScriptedAPI, content_text, messages, tool_use
 
 JSON = dict[str, Any]
-StartAPI = Callable[..., ScriptedAPI]  # conftest.py's start_api fixture
-MakeRunner = Callable[..., ClaudeRunner]  # conftest.py's make_runner fixture
 
 FAILURE_ANALYST = "failure-analyst"
 ROOT_CAUSE_ANALYST = "root-cause-analyst"

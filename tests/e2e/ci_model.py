@@ -12,20 +12,17 @@ implementer Reads and Edits the sample's faulty line with tool calls, then answe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_runner import ClaudeRunner
 from fixloop_model import Act, Behaviour, Scenario, Turn
-from fixloop_session import Session, command_session
+from fixloop_session import MakeRunner, Session, StartAPI, command_session
 from sample_projects import SAMPLES, make_sample, sample_env
-from scripted_api import ScriptedAPI, tool_use
+from scripted_api import tool_use
 
 JSON = dict[str, Any]
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 
 CI_ANALYST = "ci-analyst"
 IMPLEMENTER = "implementer"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,6 @@ from fixloop.contracts.pr import CLASSIFIER_AGENT, REPLY_WRITER_AGENT
 from fixloop.core.agent_names import FIXER_AGENT
 
 JSON = dict[str, Any]
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 
 PR_NUMBER = 7
 PR_BRANCH = "fix/inventory"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +30,23 @@ from bugfix_model import (
     last_feedback,
     tree_files,
 )
-from claude_runner import REPO_ROOT, ClaudeRunner, git
+from claude_runner import REPO_ROOT, git
 from fixloop_model import COORDINATOR, parse_next, start_context
-from fixloop_session import RunRecord, duration_mismatches, read_run, reply_text, reply_tool_uses, run_ids
+from fixloop_session import (
+    MakeRunner,
+    RunRecord,
+    StartAPI,
+    duration_mismatches,
+    read_run,
+    reply_text,
+    reply_tool_uses,
+    run_ids,
+)
 from sample_projects import SAMPLE_NAMES, missing_requirements, read_outcome, run_tests
-from scripted_api import ScriptedAPI
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.store.logtext import render_text
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 ALL_PHASES = [f"phase_{n}" for n in range(6)]

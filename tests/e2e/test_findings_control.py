@@ -10,11 +10,10 @@ inline ``fixloop: ignore`` marks, path filters, and the volume controls.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from claude_runner import ClaudeRunner, git
+from claude_runner import git
 from fixloop_model import (
     COMMENT_NEW,
     COMMENT_OLD,
@@ -27,13 +26,10 @@ from fixloop_model import (
     reviewer,
     start_context,
 )
-from fixloop_session import CHANGED_FILES, Session, command_session, run_engine
-from scripted_api import ScriptedAPI
+from fixloop_session import CHANGED_FILES, MakeRunner, Session, StartAPI, command_session, run_engine
 
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 SWALLOWED = issue("swallowed-error")

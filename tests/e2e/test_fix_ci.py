@@ -9,7 +9,6 @@ state and its phases, the JSONL log, the engine's CI report, the raw log on disk
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +29,16 @@ from ci_model import (
     log_failed,
     pytest_run,
 )
-from claude_runner import ClaudeRunner, git
+from claude_runner import git
 from fake_github import GITHUB_HOST, FakeGitHub, Job, Step
 from fixloop_model import COORDINATOR
-from fixloop_session import RunRecord, Session, reply_text, reply_tool_uses
+from fixloop_session import MakeRunner, RunRecord, Session, StartAPI, reply_text, reply_tool_uses
 from pr_model import gh_env
 from sample_projects import missing_requirements, read_outcome, run_tests
-from scripted_api import ScriptedAPI
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.workflows.ci.logfailures import MAX_CHARS
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 ALL_PHASES = [f"phase_{n}" for n in range(7)]

@@ -9,11 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from claude_runner import ClaudeRunner, git
+from claude_runner import git
 from fixloop_model import MAIN, FixloopModel, Scenario, issue, reviewer
 from fixloop_session import (
     CHANGED_FILES,
     ENGINE,
+    MakeRunner,
+    StartAPI,
     approve_commands,
     command_session,
     read_run,
@@ -22,10 +24,7 @@ from fixloop_session import (
     run_engine_text,
     run_ids,
 )
-from scripted_api import Reply, Request, ScriptedAPI, bash_call, tool_results
-
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
+from scripted_api import Reply, Request, bash_call, tool_results
 
 QUIT = "The coordinator stops here."
 

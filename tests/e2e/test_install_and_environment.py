@@ -21,19 +21,24 @@ import subprocess
 import sys
 import time
 import venv
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from claude_runner import REPO_ROOT, ClaudeRunner, RunResult, child_env
 from fixloop_model import COORDINATOR, MAIN, FixloopModel, Scenario, issue, reviewer
-from fixloop_session import CHANGED_FILES, approve_commands, read_run, reply_tool_uses, run_engine
+from fixloop_session import (
+    CHANGED_FILES,
+    MakeRunner,
+    StartAPI,
+    approve_commands,
+    read_run,
+    reply_tool_uses,
+    run_engine,
+)
 from scripted_api import Reply, Request, ScriptedAPI, agent_call, subagent_report, system_text
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 CHECK_DEPS = "import click, jsonschema, pydantic"

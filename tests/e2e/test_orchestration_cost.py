@@ -15,14 +15,15 @@ The structural facts behind the cost figures of tests/benchmarks/bench_orchestra
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from claude_runner import ClaudeRunner
 from fixloop_model import COORDINATOR, Behaviour, Scenario, Turn, happy_path
 from fixloop_session import (
+    MakeRunner,
     Session,
+    StartAPI,
     agent_id,
     command_session,
     reply_text,
@@ -30,12 +31,9 @@ from fixloop_session import (
     reply_usage,
     run_engine_text,
 )
-from scripted_api import ScriptedAPI
 
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 MARKER = "ORCH-COST-MARKER-5c1e"  # in every reviewer answer, and nowhere else

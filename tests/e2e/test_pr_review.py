@@ -17,7 +17,7 @@ import pytest
 from claude_runner import ClaudeRunner, git
 from fake_github import VIEWER_LOGIN, FakeGitHub, RecordedRequest, ReviewThread
 from fixloop_model import COMMENT_NEW, COORDINATOR, EXCEPT_NEW, FixloopModel, parse_next
-from fixloop_session import approve_commands, reply_tool_uses, run_engine_text
+from fixloop_session import MakeRunner, StartAPI, approve_commands, reply_tool_uses, run_engine_text
 from pr_model import (
     PR_AUTHOR,
     PR_BRANCH,
@@ -38,8 +38,6 @@ from fixloop.contracts.pr import CLASSIFIER_AGENT, REPLY_WRITER_AGENT
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.github.markers import reply_marker
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 pytestmark = pytest.mark.usefixtures("gh_bin")

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from claude_runner import SAMPLE_REPO, ClaudeRunner, git
+from claude_runner import SAMPLE_REPO, git
 from fixloop_model import (
     COMMENT_NEW,
     COORDINATOR,
@@ -35,7 +34,9 @@ from fixloop_model import (
 )
 from fixloop_session import (
     CHANGED_FILES,
+    MakeRunner,
     Session,
+    StartAPI,
     command_session,
     duration_mismatches,
     reply_text,
@@ -43,13 +44,10 @@ from fixloop_session import (
     reply_usage,
     run_engine_text,
 )
-from scripted_api import ScriptedAPI
 
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.store.logtext import render_text
 
-StartAPI = Callable[..., ScriptedAPI]
-MakeRunner = Callable[..., ClaudeRunner]
 JSON = dict[str, Any]
 
 REVIEWER_DELAY = 1.0  # seconds each reviewer holds its answer in the happy path: the overlap shows
