@@ -20,26 +20,12 @@ from fixloop.workflows.outcomes import Outcome, PhaseDone, RunDone, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.testrun import COMMAND_FAILURE, TESTS
 
-TEST_ID_SEPARATORS = ("::", " > ", " \u203a ")  # pytest, vitest and jest, playwright
 RUN_FIELDS = ("status", "reason", "command", "exit_code", "duration_ms", "output_file", "lines", "counts")
 
 
 def _description(ctx: PhaseContext) -> str:
     text = ctx.state.get("free_text")
     return text.strip() if isinstance(text, str) else ""
-
-
-def distinct(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The failures, less each that repeats another's test id without its leading part: a runner that lists
-    a failing test twice, once in full and once under its file's heading (vitest), fails once."""
-    ids = {str(item.get("test_id") or "") for item in failures}
-
-    def repeated(test_id: str) -> bool:
-        return bool(test_id) and any(
-            other.endswith(sep + test_id) for other in ids for sep in TEST_ID_SEPARATORS
-        )
-
-    return [item for item in failures if not repeated(str(item.get("test_id") or ""))]
 
 
 def categories_problem(stack: object, document: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -105,7 +91,7 @@ class CollectPhase(Phase):
                     TESTS, {"purpose": "collect", "phase": ctx.phase_key, "step_index": 1, "total_steps": 2}
                 )
             data["test_run"] = {key: result.get(key) for key in RUN_FIELDS}
-            data["failures"] = distinct(list(result.get("failures") or []))
+            data["failures"] = list(result.get("failures") or [])
         else:
             ctx.warn(
                 "TESTS_NOT_CONFIGURED",
