@@ -31,7 +31,7 @@ RUN = "1a2b3c4d"
 CALLS = [
     {
         "subagent_type": f"fixloop:{name}",
-        "description": f"Review round 1: {name}",
+        "description": "Review round 1",
         "prompt": f'fixloop run {RUN}, step 1: review round 1. Else "/p/fixloop" task {RUN} {name}',
     }
     for name in REVIEWER_AGENTS

@@ -148,8 +148,7 @@ def agents_of(action: Mapping[str, Any]) -> list[str]:
 def prompt(run_id: str, step: int, label: str, agent: str) -> str:
     """The short prompt of one call of a dispatch."""
     return (
-        f"fixloop run {run_id}, step {step}: {label}. Your task was given to you when you started; "
-        f'if not, run "{ENGINE}" task {run_id} {agent}'
+        f'fixloop run {run_id}, step {step}: {label}. No task given? Run "{ENGINE}" task {run_id} {agent}'
     )
 
 

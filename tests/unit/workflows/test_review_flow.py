@@ -54,7 +54,7 @@ def reviewers_action(run_id: str, step: int, number: int) -> dict[str, object]:
         "calls": [
             {
                 "subagent_type": f"fixloop:{agent}",
-                "description": f"Review round {number}: {agent}",
+                "description": f"Review round {number}",
                 "prompt": prompt(run_id, step, label, agent),
             }
             for agent in REVIEWER_AGENTS

@@ -62,8 +62,7 @@ def new_dispatch(state: RunState, number: int, outcome: Dispatch, now: int) -> d
 
 def agent_prompt(run_id: str, step: int, label: str, agent: str) -> str:
     return (
-        f"fixloop run {run_id}, step {step}: {label}. Your task was given to you when you started; "
-        f'if not, run "{ENGINE}" task {run_id} {agent}'
+        f'fixloop run {run_id}, step {step}: {label}. No task given? Run "{ENGINE}" task {run_id} {agent}'
     )
 
 

@@ -50,7 +50,7 @@ class ReviewPhase(Phase):
             label = f"review round {number}"
             return Dispatch(
                 tuple(
-                    Call(agent, f"Review round {number}: {agent}", action["prompt"], "reviewers")
+                    Call(agent, f"Review round {number}", action["prompt"], "reviewers")
                     for agent in REVIEWER_AGENTS
                 ),
                 label,
