@@ -147,9 +147,7 @@ def agents_of(action: Mapping[str, Any]) -> list[str]:
 
 def prompt(run_id: str, step: int, label: str, agent: str) -> str:
     """The short prompt of one call of a dispatch."""
-    return (
-        f'fixloop run {run_id}, step {step}: {label}. No task given? Run "{ENGINE}" task {run_id} {agent}'
-    )
+    return f'fixloop run {run_id}, step {step}: {label}. No task given? Run "{ENGINE}" task {run_id} {agent}'
 
 
 def issues_in_task(text: str) -> list[dict[str, Any]]:

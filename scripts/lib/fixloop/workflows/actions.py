@@ -61,9 +61,7 @@ def new_dispatch(state: RunState, number: int, outcome: Dispatch, now: int) -> d
 
 
 def agent_prompt(run_id: str, step: int, label: str, agent: str) -> str:
-    return (
-        f'fixloop run {run_id}, step {step}: {label}. No task given? Run "{ENGINE}" task {run_id} {agent}'
-    )
+    return f'fixloop run {run_id}, step {step}: {label}. No task given? Run "{ENGINE}" task {run_id} {agent}'
 
 
 def agents_action(state: RunState, dispatch: dict[str, Any]) -> dict[str, Any]:
