@@ -12,7 +12,12 @@ From the scripted API's request log it prints, per run:
   tokens as the scripted API reported them to Claude Code), and the coordinator's share of each;
 - the coordinator's turns per review round (a turn counts for the round its Agent calls serve), and its
   final turn;
-- the CLI's wall time, and the tokens the run's own report accounts for (``fixloop review report``);
+- the CLI's wall time, and the tokens the run's own report accounts for (``fixloop review report``), with
+  the coordinator's share of the estimated cost;
+- who wrote the coordinator's characters: fixloop (its agent file, the engine's blocks and result lines, the
+  agent calls the model copies from them, its agents' descriptions in the agent list) or Claude Code (its
+  system prompt, the Agent tool's schema, the context it attaches, the wrapper of every agent result, the
+  JSON around it all); and the share the coordinator would still have if fixloop's part were nothing;
 then the issue's goals (coordinator turns per round <= 3, down from ~9.5; coordinator share of characters
 sent <= 15%, down from 70%) against the medians of the runs.
 The plugin's environment is built once beforehand in a temporary data directory (or, when that fails, the
@@ -39,14 +44,19 @@ E2E = ROOT / "tests" / "e2e"
 sys.path[:0] = [str(E2E), str(ROOT / "scripts" / "lib")]
 
 from claude_runner import ClaudeRunner, require_claude_binary  # noqa: E402
-from fixloop_model import CLI_PERMISSION_MODE, COORDINATOR, FixloopModel, happy_path  # noqa: E402
+from fixloop_model import AGENT_FILES, CLI_PERMISSION_MODE, COORDINATOR, FixloopModel, happy_path  # noqa: E402
 from fixloop_session import CHANGED_FILES, read_run, reply_tool_uses, reply_usage, run_engine  # noqa: E402
-from scripted_api import ScriptedAPI  # noqa: E402
+from scripted_api import ScriptedAPI, content_text  # noqa: E402
 
 from fixloop.core.agent_names import REVIEWER_AGENTS  # noqa: E402
 
 ROLE_OF = {COORDINATOR: "coordinator", **dict.fromkeys(REVIEWER_AGENTS, "reviewers")}
 ROUND = re.compile(r"round (\d+)")
+START_CONTEXT = "SubagentStart hook additional context: "
+AGENT_LIST = "Available agent types for the Agent tool:"
+REPORT_FROM, REPORT_TO = "The report follows:\n", "\nagentId:"
+CALL_FIELDS = ("subagent_type", "description", "prompt")
+ENVIRONMENT = "\n\n# Environment\n"  # Claude Code appends it to a subagent's first hook context
 
 
 def prepare_data(data: Path) -> dict[str, str]:
@@ -107,12 +117,46 @@ def turn_round(record: dict[str, Any]) -> str:
     return f"round {min(rounds, key=int)}" if rounds else "final"
 
 
+def sent(text: str) -> int:
+    """The characters ``text`` takes in a request body as sent (JSON-escaped, without its quotes)."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
+
+
+def fixloop_chars(body: dict[str, Any], agent_body: str) -> int:
+    """The characters of a coordinator request that fixloop wrote or decides: its agent file's body, the
+    engine's text (the command's start line, the first block, each agent result as the hook rewrote it),
+    the fields of each Agent call (the model copies them from a block) and fixloop's lines of the agent
+    list. The rest of the request is Claude Code's."""
+    count = sum(
+        sent(agent_body) for block in body.get("system") or [] if agent_body in str(block.get("text"))
+    )
+    for message in body.get("messages") or []:
+        parts = message.get("content")
+        for part in parts if isinstance(parts, list) else [{"type": "text", "text": str(parts)}]:
+            text = str(part.get("text") or "")
+            if part.get("type") == "tool_use":
+                count += sum(sent(str(part["input"].get(key, ""))) for key in CALL_FIELDS)
+            elif part.get("type") == "tool_result":
+                report = content_text(part.get("content"))
+                if REPORT_FROM in report:
+                    count += sent(report.split(REPORT_FROM, 1)[1].split(REPORT_TO, 1)[0])
+            elif text.startswith(START_CONTEXT):
+                count += sent(text[len(START_CONTEXT) :].split(ENVIRONMENT, 1)[0])
+            elif text.startswith(AGENT_LIST):
+                count += sum(sent(line) + 2 for line in text.splitlines() if line.startswith("- fixloop:"))
+            elif text.startswith("fixloop run "):
+                count += sent(text.split("\n\nARGUMENTS:", 1)[0])
+    return count
+
+
 def show(run: Run, title: str) -> dict[str, float]:
     """Print the run's figures; the ones the issue sets goals for."""
     requests: Counter[str] = Counter()
     chars: Counter[str] = Counter()
     tokens: Counter[str] = Counter()
     turns: Counter[str] = Counter()
+    by_fixloop = 0
+    agent_body = AGENT_FILES[COORDINATOR].body.strip()
     for record in run.requests:
         role = ROLE_OF.get(str(record["rule"]), str(record["rule"]))
         requests[role] += 1
@@ -121,6 +165,7 @@ def show(run: Run, title: str) -> dict[str, float]:
         tokens[role] += usage["input_tokens"] + usage["output_tokens"]
         if role == "coordinator":
             turns[turn_round(record)] += 1
+            by_fixloop += fixloop_chars(record["body"], agent_body)
     total_chars, total_tokens = sum(chars.values()), sum(tokens.values())
     print(
         f"\n{title}: {sum(requests.values())} model requests, {total_chars:,} characters sent, "
@@ -144,15 +189,30 @@ def show(run: Run, title: str) -> dict[str, float]:
         + ", ".join(f"{name} {turns[name]}" for name in [*rounds, "final"])
         + f" ({per_round:.1f} per round)"
     )
+    by_claude_code = chars["coordinator"] - by_fixloop
+    floor = 100 * by_claude_code / (total_chars - by_fixloop)
+    print(
+        f"  the coordinator's characters: {by_fixloop:,} fixloop's, {by_claude_code:,} Claude Code's own;"
+        f" with none of fixloop's, its share would still be {floor:.1f}%"
+    )
     usage = run.report.get("usage") or {}
     accounted = (usage.get("total") or {}).get("total_tokens", 0)
     by_agent = usage.get("by_agent") or {}
+    cost = float((usage.get("total") or {}).get("cost_usd") or 0.0)
+    coordinator_cost = float((by_agent.get(COORDINATOR) or {}).get("cost_usd") or 0.0)
+    cost_share = 100 * coordinator_cost / cost if cost else 0.0
     print(
         f"  the run's report accounts for {accounted:,} tokens "
         f"({100 * accounted / total_tokens:.1f}% of those sent and received), "
-        f"{len(by_agent)} agents, estimated ${(usage.get('total') or {}).get('cost_usd', 0.0):.4f}"
+        f"{len(by_agent)} agents, estimated ${cost:.4f}, the coordinator's share {cost_share:.1f}%"
     )
-    return {"turns_per_round": per_round, "chars_share": chars_share, "tokens_share": tokens_share}
+    return {
+        "turns_per_round": per_round,
+        "chars_share": chars_share,
+        "tokens_share": tokens_share,
+        "floor_share": floor,
+        "cost_share": cost_share,
+    }
 
 
 def main() -> int:
@@ -180,6 +240,8 @@ def main() -> int:
             f"  coordinator share of chars   {share:5.1f}% goal <= 15%  {'met' if share <= 15 else 'NOT met'}"
         )
         print(f"  coordinator share of tokens  {tokens:5.1f}%")
+        print(f"  ... with none of fixloop's   {median(f['floor_share'] for f in figures):5.1f}%")
+        print(f"  coordinator share of cost    {median(f['cost_share'] for f in figures):5.1f}%")
     finally:
         if args.keep:
             print(f"work directory kept: {work}", file=sys.stderr)
