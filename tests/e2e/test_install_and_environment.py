@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_runner import REPO_ROOT, ClaudeRunner, RunResult, child_env
-from fixloop_model import COORDINATOR, MAIN, FixloopModel, Scenario, issue, reviewer
+from fixloop_model import COORDINATOR, MAIN, MARKERS, FixloopModel, Scenario, issue, reviewer
 from fixloop_session import (
     CHANGED_FILES,
     MakeRunner,
@@ -137,9 +137,7 @@ def test_installed_from_the_marketplace_review_runs_without_plugin_dir(
     # The forked coordinator ran from the installed files, and so did the engine its hooks called.
     run = read_run(project)
     coordinator = [r for r in result.message_requests() if r["rule"] == COORDINATOR]
-    assert coordinator and all(
-        "You carry out one fixloop run." in system_text(r["body"]) for r in coordinator
-    )
+    assert coordinator and all(MARKERS[COORDINATOR] in system_text(r["body"]) for r in coordinator)
     prompts = [str(u["input"]["prompt"]) for u in reply_tool_uses(coordinator[0])]
     assert len(prompts) == 6 and all(
         f'"{source / "scripts" / "fixloop"}" task {run.run_id}' in p for p in prompts
