@@ -44,17 +44,22 @@ E2E = ROOT / "tests" / "e2e"
 sys.path[:0] = [str(E2E), str(ROOT / "scripts" / "lib")]
 
 from claude_runner import ClaudeRunner, require_claude_binary  # noqa: E402
-from fixloop_model import AGENT_FILES, CLI_PERMISSION_MODE, COORDINATOR, FixloopModel, happy_path  # noqa: E402
+from fixloop_model import (  # noqa: E402
+    AGENT_FILES,
+    CLI_PERMISSION_MODE,
+    COORDINATOR,
+    START_CONTEXT,
+    FixloopModel,
+    happy_path,
+)
 from fixloop_session import CHANGED_FILES, read_run, reply_tool_uses, reply_usage, run_engine  # noqa: E402
-from scripted_api import ScriptedAPI, content_text  # noqa: E402
+from scripted_api import ScriptedAPI, content_text, messages, subagent_report  # noqa: E402
 
 from fixloop.core.agent_names import REVIEWER_AGENTS  # noqa: E402
 
 ROLE_OF = {COORDINATOR: "coordinator", **dict.fromkeys(REVIEWER_AGENTS, "reviewers")}
 ROUND = re.compile(r"round (\d+)")
-START_CONTEXT = "SubagentStart hook additional context: "
 AGENT_LIST = "Available agent types for the Agent tool:"
-REPORT_FROM, REPORT_TO = "The report follows:\n", "\nagentId:"
 CALL_FIELDS = ("subagent_type", "description", "prompt")
 ENVIRONMENT = "\n\n# Environment\n"  # Claude Code appends it to a subagent's first hook context
 
@@ -130,16 +135,15 @@ def fixloop_chars(body: dict[str, Any], agent_body: str) -> int:
     count = sum(
         sent(agent_body) for block in body.get("system") or [] if agent_body in str(block.get("text"))
     )
-    for message in body.get("messages") or []:
+    for message in messages(body):
         parts = message.get("content")
         for part in parts if isinstance(parts, list) else [{"type": "text", "text": str(parts)}]:
             text = str(part.get("text") or "")
             if part.get("type") == "tool_use":
                 count += sum(sent(str(part["input"].get(key, ""))) for key in CALL_FIELDS)
             elif part.get("type") == "tool_result":
-                report = content_text(part.get("content"))
-                if REPORT_FROM in report:
-                    count += sent(report.split(REPORT_FROM, 1)[1].split(REPORT_TO, 1)[0])
+                report = subagent_report(content_text(part.get("content")))
+                count += sent(report) if report is not None else 0
             elif text.startswith(START_CONTEXT):
                 count += sent(text[len(START_CONTEXT) :].split(ENVIRONMENT, 1)[0])
             elif text.startswith(AGENT_LIST):
