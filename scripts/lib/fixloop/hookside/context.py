@@ -97,7 +97,7 @@ def find_run(payload: Mapping[str, Any]) -> RunContext | None:
     if run_id is None:
         return None
     try:
-        layout.require_own_dir_inside(root, layout.fixloop_dir(root))
+        layout.require_own_dir_inside(root, layout.run_dir(root, run_id))
     except FixloopError as error:  # written nowhere outside the project; the session goes on
         fallback_warning(error.code, error.message, payload)
         return None

@@ -120,6 +120,8 @@ def baseline_text(entries: Sequence[BaselineEntry]) -> str:
 
 def _lock(root: Path) -> file_lock:
     # The lock file lives in fixloop's own folder (git ignores it), not next to the shared baseline.
+    layout.require_own_dir_inside(root, layout.fixloop_dir(root))
+    layout.require_own_dir_inside(root, baseline_path(root).parent)
     return file_lock(os.path.join(layout.fixloop_dir(root), "baseline"))
 
 

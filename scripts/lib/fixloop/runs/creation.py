@@ -102,7 +102,7 @@ def start_run(
         "log": log_enabled,
         "verbose": verbose,
     }
-    for own in (layout.fixloop_dir(root), os.path.dirname(layout.logs_dir(root, workflow))):
+    for own in (layout.fixloop_dir(root), layout.logs_dir(root, workflow)):
         layout.require_own_dir_inside(root, own)
     keep_out_of_git(layout.fixloop_dir(root))
     if log_enabled:

@@ -39,7 +39,7 @@ SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 
 
 def store_for(root: Path, run_id: str, clock: Clock | None = None) -> StateStore:
-    layout.require_own_dir_inside(root, layout.fixloop_dir(root))
+    layout.require_own_dir_inside(root, layout.run_dir(root, run_id))
     return StateStore(
         Path(layout.state_path(root, run_id)),
         minimal_run_state_errors,

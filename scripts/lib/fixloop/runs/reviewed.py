@@ -87,6 +87,7 @@ def _settle(root: Path, document: dict[str, Any]) -> bool:
 
 
 def _locked(root: Path) -> file_lock:
+    layout.require_own_dir_inside(root, layout.fixloop_dir(root))
     keep_out_of_git(layout.fixloop_dir(root))
     return file_lock(reviewed_path(root))
 

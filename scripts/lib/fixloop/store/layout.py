@@ -110,6 +110,7 @@ def bind_session(root: PathText, claude_session_id: str, run_id: str) -> str:
     check_run_id(run_id)
     from fixloop.store.atomic import write_atomic  # only writers pay for this import
 
+    require_own_dir_inside(root, session_index_dir(root))
     target = os.path.join(session_index_dir(root), claude_session_id)
     write_atomic(target, f"{run_id}\n".encode("ascii"))
     return target
@@ -148,8 +149,20 @@ def resolve_inside(root: PathText, user_path: PathText) -> Path:
 
 def require_own_dir_inside(root: PathText, directory: PathText) -> None:
     """Refuse (FIXLOOP_DIR_OUTSIDE_PROJECT) one of fixloop's folders in the project (`.claude/fixloop`,
-    `.claude/logs/fixloop`, ...) that a symbolic link sends outside it: a repository could otherwise make
-    fixloop write wherever it likes."""
+    its `runs` and `sessions`, a run's folder, `.claude/logs/fixloop/<workflow>`, ...) that a symbolic link
+    anywhere on its way (`.claude` included) sends outside it: a repository could otherwise make fixloop
+    write wherever it likes. Checking `.claude/fixloop` checks the `runs` and `sessions` folders in it too."""
+    _require_inside(root, directory)
+    if os.path.normpath(os.fspath(directory)) == os.path.normpath(fixloop_dir(root)):
+        for name in _OWN_SUBFOLDERS:
+            _require_inside(root, os.path.join(directory, name))
+
+
+_OWN_SUBFOLDERS = ("runs", "sessions")
+
+
+def _require_inside(root: PathText, directory: PathText) -> None:
+    # realpath follows every link on the way, dangling ones included, so a folder not yet created counts
     real_root = os.path.realpath(root)
     resolved = os.path.realpath(directory)
     if resolved != real_root and not resolved.startswith(real_root.rstrip(os.sep) + os.sep):
