@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 _JSON_WHITESPACE = " \t\n\r"
+# How deep a document a person or a repository writes may nest: fixloop's own files need fewer than ten.
+MAX_DOCUMENT_DEPTH = 64
 _CONSTANTS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 try:
@@ -58,7 +60,40 @@ def loads(data: str | bytes) -> Any:
             pass
     import json
 
-    return json.loads(data)
+    try:
+        return json.loads(data)
+    except RecursionError:  # a document nested past the interpreter's limit is bad input, not a fault
+        raise json.JSONDecodeError(
+            "nested too deeply to read", data if isinstance(data, str) else "", 0
+        ) from None
+
+
+def loads_document(data: str | bytes, max_depth: int = MAX_DOCUMENT_DEPTH) -> Any:
+    """loads(data) for a file a person or a repository wrote (a config, a baseline, approvals,
+    package.json): a document nested deeper than `max_depth` arrays and objects raises
+    json.JSONDecodeError too, so no code that walks the value can recurse too deep."""
+    value = loads(data)
+    if nesting_depth(value) > max_depth:
+        import json
+
+        raise json.JSONDecodeError(
+            f"nested deeper than {max_depth} levels", data if isinstance(data, str) else "", 0
+        )
+    return value
+
+
+def nesting_depth(value: Any) -> int:
+    """How many arrays and objects deep `value` goes (0 for a scalar), without recursion."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 def _not_serializable(value: object) -> Any:

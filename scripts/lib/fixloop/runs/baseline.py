@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from fixloop.core import timekeeping
+from fixloop.core import jsoncodec, timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.runs.lifecycle import Clock, load_run
@@ -97,7 +97,7 @@ def load_baseline(root: Path) -> list[BaselineEntry]:
     if len(raw) > MAX_BASELINE_BYTES:
         raise _invalid(path, f"larger than {MAX_BASELINE_BYTES} bytes")
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = jsoncodec.loads_document(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise _invalid(path, f"not JSON ({error})") from None
     if not isinstance(document, dict) or not isinstance(document.get("findings"), list):

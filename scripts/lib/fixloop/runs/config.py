@@ -15,6 +15,7 @@ from typing import Any
 
 from fixloop.contracts.config_check import config_violations, parse_config
 from fixloop.contracts.coordinator import LoopConfig
+from fixloop.core import jsoncodec
 from fixloop.core.errors import FixloopError
 
 PROJECT_CONFIG = Path(".claude") / "fixloop.json"
@@ -58,7 +59,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if len(raw) > MAX_CONFIG_BYTES:
         raise _invalid(path, [{"path": "$", "message": f"larger than {MAX_CONFIG_BYTES} bytes"}])
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = jsoncodec.loads_document(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise _invalid(path, [{"path": "$", "message": f"not UTF-8: {error.reason}"}]) from None
     except json.JSONDecodeError as error:

@@ -6,9 +6,10 @@ only once the user approves it (runs.trust).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from fixloop.core import jsoncodec
 
 MAX_READ_BYTES = 1_000_000
 NPM_DEFAULT_TEST = 'echo "Error: no test specified" && exit 1'
@@ -115,7 +116,7 @@ def _node(root: Path) -> dict[str, Detected]:
     if text is None:
         return {}
     try:
-        package = json.loads(text)
+        package = jsoncodec.loads_document(text)
     except ValueError:
         return {}
     scripts = package.get("scripts") if isinstance(package, dict) else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fixloop.core import jsoncodec
 from fixloop.core.errors import FixloopError
 from fixloop.runs.lifecycle import load_run
 from fixloop.store import layout
@@ -41,7 +42,7 @@ def reviewed_path(root: Path) -> Path:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = jsoncodec.loads_document(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"version": 1, "branches": {}, "started": {}}
     if not isinstance(document, dict):

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fixloop.core import datadir
+from fixloop.core import datadir, jsoncodec
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.store.atomic import write_atomic
 from fixloop.store.locking import file_lock
@@ -37,7 +37,7 @@ def approvals_file(project: Path, data: str | None = None) -> Path:
 
 def _approvals(path: Path) -> list[dict[str, Any]]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = jsoncodec.loads_document(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     approved = document.get("approved") if isinstance(document, dict) else None
