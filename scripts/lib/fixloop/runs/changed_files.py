@@ -55,6 +55,44 @@ def reviewable_files(files: Sequence[str], config: Mapping[str, Any]) -> tuple[l
     return kept, left_out
 
 
+NOT_UTF8_REASON = "its name is not UTF-8, so it cannot be named to a reviewer; rename it to review it"
+
+
+def shown_name(name: str) -> str:
+    """A file name as text that any sink can hold: bytes that are not UTF-8 written as \\xNN."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that no file system byte gave
+        raw = name.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def split_unreadable(files: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
+    """(readable, not reviewable): files whose name is not UTF-8 (git hands them over as undecodable
+    bytes) are taken out, each named with why, instead of stopping the run when a task names it."""
+    readable: list[str] = []
+    unreadable: list[dict[str, str]] = []
+    for name in files:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            unreadable.append({"file": shown_name(name), "reason": NOT_UTF8_REASON})
+            continue
+        readable.append(name)
+    return readable, unreadable
+
+
+def not_reviewable_warning(unreadable: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    names = ", ".join(item["file"] for item in unreadable[:20])
+    more = f" and {len(unreadable) - 20} more" if len(unreadable) > 20 else ""
+    return {
+        "code": "FILE_NAME_NOT_UTF8",
+        "message": f"{len(unreadable)} changed file(s) not reviewed: {names}{more}: {NOT_UTF8_REASON}.",
+        "files": [item["file"] for item in unreadable],
+        "impact": "these files are left out of the review",
+    }
+
+
 def collect_files(
     root: Path, changed_files: Sequence[str] | None, git_base: str | None, tolerate_git: bool = True
 ) -> tuple[list[str], str | None, list[dict[str, Any]]]:
@@ -108,6 +146,7 @@ def set_files(
     state = load_run(root, run_id)
     require_running(state)
     files, base_ref, _ = collect_files(root, changed_files, git_base, tolerate_git=False)
+    files, unreadable = split_unreadable(files)
     config = state.get("config")
     files, left_out = reviewable_files(files, config if isinstance(config, dict) else {})
     store = store_for(root, run_id, clock)
@@ -117,6 +156,9 @@ def set_files(
         require_running(current)
         current["changed_files"] = files
         current["base_ref"] = base_ref
+        current.pop("files_not_reviewable", None)
+        if unreadable:
+            current["files_not_reviewable"] = unreadable
         current["updated_at"] = utc_timestamp_ms(now / 1000)
 
     state = store.update(replace, action="set_files")
@@ -128,5 +170,10 @@ def set_files(
     answer: dict[str, Any] = {"run_id": run_id, "changed_files": files, "base_ref": base_ref, "warnings": []}
     if left_out:  # only said when the path filters left something out
         summary["left_out"] = answer["files_left_out"] = left_out
-    run_log(state, clock).emit("I", "DATA_COLLECTED", data_type="changed_files", summary=summary)
+    log = run_log(state, clock)
+    log.emit("I", "DATA_COLLECTED", data_type="changed_files", summary=summary)
+    if unreadable:
+        answer["files_not_reviewable"] = unreadable
+        answer["warnings"].append(not_reviewable_warning(unreadable))
+        log.emit("W", "WARNING", **not_reviewable_warning(unreadable))
     return answer

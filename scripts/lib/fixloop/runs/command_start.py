@@ -164,4 +164,8 @@ def started_text(state: Mapping[str, Any]) -> str:
     left_out = state.get("files_left_out")
     if isinstance(left_out, list) and left_out:
         text += f" {len(left_out)} changed file(s) left out by review_include/review_exclude."
+    unreadable = state.get("files_not_reviewable")
+    if isinstance(unreadable, list) and unreadable:
+        names = ", ".join(str(item.get("file")) for item in unreadable[:20] if isinstance(item, dict))
+        text += f" Not reviewed ({len(unreadable)}, names not UTF-8): {names}."
     return text

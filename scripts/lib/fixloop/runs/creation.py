@@ -12,7 +12,12 @@ from fixloop.core import timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import new_run_id
 from fixloop.core.timekeeping import utc_timestamp_ms
-from fixloop.runs.changed_files import collect_files, reviewable_files
+from fixloop.runs.changed_files import (
+    collect_files,
+    not_reviewable_warning,
+    reviewable_files,
+    split_unreadable,
+)
 from fixloop.runs.command_args import CommandArgs, parse_command_args
 from fixloop.runs.lifecycle import (
     SESSION_ENV,
@@ -85,6 +90,9 @@ def start_run(
     loaded = load_config(root, config_file)
     config, commands = resolve_commands(root, loaded.config)
     files, base_ref, warnings = collect_files(root, changed_files, git_base)
+    files, unreadable = split_unreadable(files)
+    if unreadable:
+        warnings.append(not_reviewable_warning(unreadable))
     files, left_out = reviewable_files(files, config.model_dump(mode="json"))
     session = claude_session_id if claude_session_id is not None else os.environ.get(SESSION_ENV, "")
     if session and not layout.is_session_id(session):
@@ -160,6 +168,8 @@ def start_run(
             state["review_base"] = dict(review_base)
         if left_out:
             state["files_left_out"] = left_out
+        if unreadable:
+            state["files_not_reviewable"] = unreadable
         try:
             store_for(root, run_id, clock).create(state)
             break
@@ -237,5 +247,9 @@ def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:
         "dry_run": state["dry_run"],
         "changed_files": state["changed_files"],
         "claude_session_id": state["claude_session_id"],
-        **{key: state[key] for key in ("review_base", "files_left_out") if key in state},
+        **{
+            key: state[key]
+            for key in ("review_base", "files_left_out", "files_not_reviewable")
+            if key in state
+        },
     }
