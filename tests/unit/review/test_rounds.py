@@ -68,7 +68,7 @@ def test_failed_reviewer_documents_count_against_coverage() -> None:
 
 def test_duplicates_are_merged_listing_every_agent() -> None:
     same = issue("X", 12, "Missing await on `save()` call")
-    shifted_wording = issue("Y", 14, "missing await on `persist()` call", confidence=95, severity="critical")
+    shifted_wording = issue("Y", 14, "missing await on 'save' call", confidence=95, severity="critical")
     loop = Loop(make_state(use_verifier=False))
     loop.next()
     loop.verify(True)
@@ -86,7 +86,7 @@ def test_duplicates_are_merged_listing_every_agent() -> None:
         95,
         "critical",
     )
-    assert first["description"] == "missing await on `persist()` call"  # from the most confident report
+    assert first["description"] == "missing await on 'save' call"  # from the most confident report
     assert merged["FL-002"]["agents"] == ["code-simplifier"]
     assert loop.review_doc["rounds"][0]["issues_found"] == 2
 
@@ -102,7 +102,7 @@ def test_stable_ids_survive_line_shifts_and_reordering() -> None:
     loop.verify(True)
     assert loop.next()["action"] == "review"
     moved_b = issue("B2", 36, "Unclosed file handle")  # 6 lines lower, another bucket
-    moved_a = issue("A2", 13, "Missing null check on `account`")  # other identifier, same bucket
+    moved_a = issue("A2", 13, "No null check on 'user'")  # other words, same identifier
     loop.review({SFH: [moved_b], CR: [moved_a]})
     doc = loop.next()
     assert [(item["id"], item["line"]) for item in doc["issues"]] == [("FL-001", 13), ("FL-002", 36)]

@@ -16,12 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from fixloop.contracts.coordinator import LoopConfig
-from fixloop.review.identity import (
-    LINE_TOLERANCE,
-    Candidate,
-    identity_key,
-    normalize_file,
-)
+from fixloop.review.identity import Candidate, NearbyFindings, normalize_file
 from fixloop.review.inline_ignore import SourceLines, category_key, inline_ignored
 from fixloop.review.state import Issue, Round
 from fixloop.runs.baseline import BaselineEntry, load_baseline
@@ -36,7 +31,7 @@ REASONS: tuple[str, ...] = (
     "below_min_severity",
     "over_max_findings",
 )
-Merged = tuple[Candidate, Issue]  # rounds.merge_issues gives one per fingerprint
+Merged = tuple[Candidate, Issue]  # rounds.merge_issues gives one per finding
 
 
 def path_filter_of(config: LoopConfig) -> PathFilter:
@@ -49,24 +44,20 @@ def categories_off(config: LoopConfig) -> list[str]:
 
 
 class Baseline:
-    """The accepted findings, looked up by exact fingerprint, or by file, category and normalized
-    description at a line within LINE_TOLERANCE of the accepted one (code moves when lines are added above
-    it, and the fingerprint's line bucket moves with it)."""
+    """The accepted findings. A finding is accepted when it has an entry's fingerprint, or is the same
+    finding as an entry (review.identity: same file, category and names, close words, a line within
+    LINE_TOLERANCE, since code moves when lines are added above it). Entries are matched by their file,
+    line, category and description, so those written under an older fingerprint rule still match."""
 
     def __init__(self, entries: Sequence[BaselineEntry]) -> None:
         self.entries = list(entries)
         self.fingerprints = {entry["fingerprint"] for entry in self.entries}
-        self.lines: dict[tuple[str, str, str], list[int]] = {}
+        self.nearby: NearbyFindings[None] = NearbyFindings()
         for entry in self.entries:
-            self.lines.setdefault(identity_key(entry), []).append(entry["line"])
+            self.nearby.add(Candidate.of(entry), None)
 
-    def accepts(self, fingerprint: str, issue: Mapping[str, Any]) -> bool:
-        if fingerprint in self.fingerprints:
-            return True
-        line = issue.get("line")
-        if not isinstance(line, int):
-            return False
-        return any(abs(line - known) <= LINE_TOLERANCE for known in self.lines.get(identity_key(issue), ()))
+    def accepts(self, candidate: Candidate) -> bool:
+        return candidate.fingerprint in self.fingerprints or bool(self.nearby.matches(candidate))
 
 
 @dataclass(frozen=True)
@@ -126,11 +117,11 @@ def _record(fingerprint: str, issue: Mapping[str, Any], reason: str) -> dict[str
 
 
 def _rule_reason(
-    fingerprint: str, issue: Mapping[str, Any], rules: FindingRules, sources: SourceLines
+    candidate: Candidate, issue: Mapping[str, Any], rules: FindingRules, sources: SourceLines
 ) -> str | None:
     if not rules.paths.keeps(str(issue.get("file") or "")):
         return "path_filter"
-    if rules.baseline.accepts(fingerprint, issue):
+    if rules.baseline.accepts(candidate):
         return "baseline"
     if inline_ignored(issue, sources):
         return "inline_ignore"
@@ -152,7 +143,7 @@ def suppress(merged: Sequence[Merged], rules: FindingRules) -> Suppression:
     candidates: list[tuple[int, Merged]] = []
     for index, pair in enumerate(merged):
         candidate, issue = pair
-        reason = _rule_reason(candidate.fingerprint, issue, rules, sources)
+        reason = _rule_reason(candidate, issue, rules, sources)
         if reason is None:
             candidates.append((index, pair))
         else:

@@ -16,7 +16,8 @@ from fixloop.review.filters import (
     record_suppression,
     suppress,
 )
-from fixloop.review.identity import Candidate, IssueRegistry, issue_number
+from fixloop.review.identity import Candidate, group_reports, issue_number
+from fixloop.review.issue_registry import IssueRegistry
 from fixloop.review.outcome import fail
 from fixloop.review.prompts import review_action, review_task
 from fixloop.review.state import AgentResult, ErrorDocument, Issue, IssueSource, Round, RunState, new_round
@@ -225,15 +226,18 @@ def _new_issue(agent: str, candidate: Candidate, issue: Mapping[str, Any], sourc
 
 
 def merge_issues(raw: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[Candidate, Issue]]:
-    """One issue per fingerprint, listing every reporting agent, in first-seen order (linear time).
+    """One issue per finding (identity.group_reports), listing every reporting agent and every report in
+    its sources, in first-seen order (linear time).
 
     The merged issue takes its text from the most confident report (then the most severe, then the first),
     the highest confidence and severity of all reports, the span of all their lines, and is auto-fixable
     when any report says so.
     """
-    merged: dict[str, tuple[Candidate, Issue, tuple[int, int]]] = {}  # fingerprint -> (first, issue, rank)
-    for agent, issue in raw:
-        candidate = Candidate.of(issue)
+    candidates = [(agent, Candidate.of(issue)) for agent, issue in raw]
+    merged: list[tuple[Candidate, Issue, tuple[int, int]]] = []  # (first report, issue, best rank)
+    for group, (agent, candidate), (_agent, issue) in zip(
+        group_reports(candidates), candidates, raw, strict=True
+    ):
         source: IssueSource = {
             "agent": agent,
             "id": issue["id"],
@@ -242,11 +246,10 @@ def merge_issues(raw: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[Can
             "confidence": issue["confidence"],
         }
         rank = (int(issue["confidence"]), SEVERITY_RANK.get(str(issue["severity"]), 0))
-        found = merged.get(candidate.fingerprint)
-        if found is None:
-            merged[candidate.fingerprint] = (candidate, _new_issue(agent, candidate, issue, source), rank)
+        if group == len(merged):
+            merged.append((candidate, _new_issue(agent, candidate, issue, source), rank))
             continue
-        first, entry, best = found
+        first, entry, best = merged[group]
         if agent not in entry["agents"]:
             entry["agents"].append(agent)
         entry["sources"].append(source)
@@ -266,5 +269,5 @@ def merge_issues(raw: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[Can
             entry["suggestion"] = issue["suggestion"]
             entry["existing_code"] = issue.get("existing_code")
             entry["improved_code"] = issue.get("improved_code")
-            merged[candidate.fingerprint] = (first, entry, rank)
-    return [(candidate, entry) for candidate, entry, _rank in merged.values()]
+            merged[group] = (first, entry, rank)
+    return [(candidate, entry) for candidate, entry, _rank in merged]

@@ -254,7 +254,7 @@ class Review(TypedDict):
     ended_at_ms: int | None
     gate: Gate
     rounds: list[Round]
-    registry: dict[str, Any]  # identity.IssueRegistry.to_json
+    registry: dict[str, Any]  # issue_registry.IssueRegistry.to_json
     trend: list[int]
     consecutive_no_improvement: int
     question: Question | None
