@@ -211,8 +211,12 @@ def main() -> int:
                 )
                 print(f"  recorded {agent}: valid={recorded.get('valid')}")
         say("Report (markdown)")
-        _, report = engine(project, "review", "report", run_id, "--format", "markdown")
-        print(report.get("content", json.dumps(report, indent=2)))
+        subprocess.run(
+            [str(ENGINE), "review", "report", run_id, "--format", "markdown"],
+            cwd=project,
+            env=engine_env(project),
+            check=False,
+        )
         say("Log timeline")
         subprocess.run(
             [str(ENGINE), "log", "timeline", run_id], cwd=project, env=engine_env(project), check=False

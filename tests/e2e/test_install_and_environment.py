@@ -33,7 +33,7 @@ from fixloop_session import (
     approve_commands,
     read_run,
     reply_tool_uses,
-    run_engine,
+    run_engine_text,
 )
 from scripted_api import Reply, Request, ScriptedAPI, agent_call, subagent_report, system_text
 
@@ -347,8 +347,8 @@ def test_without_a_dependency_environment_the_review_still_completes_with_python
     assert run.review["outcome"]["termination_reason"] == "no_fixable_issues"
     assert sorted(e["agent"] for e in run.of_type("AGENT_RESULT")) == sorted(REVIEWER_AGENTS)
     assert not run.of_type("WARNING")
-    code, markdown = run_engine(project, "review", "report", run.run_id, "--format", "markdown")
-    assert code == 0 and "| success | no_fixable_issues | 1 |" in str(markdown["content"])
+    code, markdown = run_engine_text(project, "review", "report", run.run_id, "--format", "markdown")
+    assert code == 0 and "| success | no_fixable_issues | 1 |" in markdown
 
 
 # ------------------------------------------------------------------------------------------------

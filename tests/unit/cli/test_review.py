@@ -210,10 +210,10 @@ def test_reports_in_every_format(git_project: Path, fake_clock: FakeClock) -> No
             "suggestionLine": 1,
         }
     ]
-    code, markdown = invoke("review", "report", run_id, "--format", "markdown")
-    assert code == 0
-    assert markdown["format"] == "markdown"
-    assert "## Remaining issues" in markdown["content"]
+    result = CliRunner().invoke(cli, ["review", "report", run_id, "--format", "markdown"])
+    assert result.exit_code == 0
+    assert result.output.startswith(f"# fixloop review report — run {run_id}\n")
+    assert "## Remaining issues" in result.output
     code, written = invoke(
         "review", "report", run_id, "--format", "sarif", "--output", "reports/review.sarif"
     )

@@ -20,6 +20,11 @@ from fixloop.report.render import REPORT_FORMATS
 RUN = "abcd1234"
 
 
+def invoke_text(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
 def invoke(*args: str) -> tuple[int, Any]:
     result = CliRunner().invoke(cli, list(args))
     try:
@@ -42,9 +47,9 @@ def reviewed(git_project: Path) -> Path:
 def test_fail_on_exits_1_after_printing_the_report(
     reviewed: Path, fmt: str, level: str, exit_code: int
 ) -> None:
-    code, printed = invoke("review", "report", RUN, "--format", fmt, "--fail-on", level)
+    code, printed = invoke_text("review", "report", RUN, "--format", fmt, "--fail-on", level)
     assert code == exit_code
-    assert printed == invoke("review", "report", RUN, "--format", fmt)[1]  # the report, unchanged
+    assert printed == invoke_text("review", "report", RUN, "--format", fmt)[1]  # the report, unchanged
 
 
 @pytest.mark.parametrize("fmt", REPORT_FORMATS)
@@ -96,8 +101,32 @@ def test_html_written_and_printed(reviewed: Path) -> None:
     assert 'data-round="2" data-series="fixed" data-value="1"' in page
     assert "<td>code-reviewer</td>" in page
     assert "line 80" in page
-    code, printed = invoke("review", "report", RUN, "--format", "html")
-    assert (code, printed["format"], printed["content"]) == (0, "html", page)
+    code, printed = invoke_text("review", "report", RUN, "--format", "html")
+    assert (code, printed) == (0, page)
+
+
+def test_markdown_and_html_print_the_document_itself(reviewed: Path) -> None:
+    """What every final message and README tell users to run prints the report, not JSON around it."""
+    for fmt, start in (("markdown", f"# fixloop review report — run {RUN}\n"), ("html", "<!DOCTYPE html>")):
+        code, printed = invoke_text("review", "report", RUN, "--format", fmt)
+        assert code == 0
+        assert printed.startswith(start)
+        assert printed.endswith("\n") and not printed.endswith("\n\n")
+        code, _written = invoke("review", "report", RUN, "--format", fmt, "--output", f"report.{fmt}")
+        assert printed == (reviewed / f"report.{fmt}").read_text(encoding="utf-8")
+    code, printed = invoke_text("review", "report", RUN, "--format", "markdown")
+    assert "## Remaining issues" in printed and '"content"' not in printed
+    # the JSON formats stay one JSON document each
+    assert invoke("review", "report", RUN, "--format", "sarif")[1]["version"] == "2.1.0"
+    assert isinstance(invoke("review", "report", RUN, "--format", "array")[1], list)
+
+
+def test_the_json_report_names_its_run(reviewed: Path) -> None:
+    save_run(reviewed, two_rounds().state, "bbbbbbbb", started_ms=1)  # older: `latest` is still RUN
+    code, report = invoke("review", "report", "latest", "--format", "json")
+    assert (code, report["run_id"], report["status"]) == (0, RUN, "partial")
+    code, report = invoke("review", "report", "bbbbbbbb")
+    assert (code, report["run_id"]) == (0, "bbbbbbbb")
 
 
 def test_output_outside_the_project(reviewed: Path, tmp_path: Path) -> None:

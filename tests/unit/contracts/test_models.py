@@ -563,6 +563,7 @@ def test_coordinator_no_changes_shape_validates() -> None:
         "output_tail": None,
     }
     assert validate_text("coordinator-output", json.dumps(NO_CHANGES, ensure_ascii=False)) == {
+        "run_id": None,
         "status": "success",
         "agent": "review-coordinator",
         "verification": {"tests": skipped, "lint": skipped, "typecheck": skipped},

@@ -23,6 +23,7 @@ from helpers_runs import FakeClock, read_events, sha256_tree
 
 from fixloop.cli import cli
 from fixloop.contracts.events import EVENT_MODELS
+from fixloop.core.engine_path import ENGINE
 from fixloop.core.errors import FixloopError
 from fixloop.review import gate
 from fixloop.review.gate import attach_verification, verification_slot
@@ -174,7 +175,12 @@ def test_commands_from_a_repository_run_only_once_approved(git_project: Path, fa
     run_id = new_run(git_project, fake_clock)["run_id"]
     refused = CliRunner().invoke(cli, ["verify", run_id])
     assert refused.exit_code == 2
-    assert json.loads(refused.output)["error"]["code"] == "VERIFY_COMMANDS_UNTRUSTED"
+    error = json.loads(refused.output)["error"]
+    assert error["code"] == "VERIFY_COMMANDS_UNTRUSTED"
+    assert error["message"].endswith(
+        f'Approve them with `"{ENGINE}" trust` in the project, or start the command with --trust-config '
+        "(approved for that run only)."
+    )
     assert not marker.exists()
     trust.approve(git_project, {"tests": f"touch {marker}"})
     assert CliRunner().invoke(cli, ["verify", run_id]).exit_code == 0

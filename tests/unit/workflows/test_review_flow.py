@@ -142,7 +142,7 @@ def test_a_whole_review_run(git_project: Path, fake_clock: FakeClock) -> None:
     }
     assert message.splitlines() == [
         f"fixloop review {run_id}: partial (no_fixable_issues)",
-        "Files changed: 1; errors fixed: 0; review issues fixed: 1.",
+        "Files changed: 1; review issues fixed: 1.",
         "Review: 2 round(s), 2 issue(s) found, 1 fixed, 1 remaining.",
         "- FL-002 (high) src/app.py:1: The module has no docstring",
         f'Report: "{ENGINE}" review report {run_id} --format markdown',
@@ -219,9 +219,9 @@ def test_the_report_command_of_the_final_message_works(git_project: Path, fake_c
     assert found is not None, message
     assert found.group(1) == str(ENGINE)  # the user's shell has no `fixloop` on its PATH
     assert f'\nTimeline: "{ENGINE}" log timeline {run_id}' in message
-    code, report = invoke(*found.group(2).split())
+    code, report = invoke_text(*found.group(2).split())
     assert code == 0, report
-    assert (report["format"], report["run_id"]) == ("markdown", run_id)
+    assert report.startswith(f"# fixloop review report — run {run_id}\n\n## Summary\n")  # the document
 
 
 def test_a_dry_run_reports_and_changes_nothing(git_project: Path, fake_clock: FakeClock) -> None:
@@ -239,7 +239,7 @@ def test_a_dry_run_reports_and_changes_nothing(git_project: Path, fake_clock: Fa
     )
     assert stop["message"].splitlines()[:4] == [
         f"fixloop review {run_id}: dry_run_complete",
-        "Files changed: 0; errors fixed: 0; review issues fixed: 0.",
+        "Files changed: 0; review issues fixed: 0.",
         "Review: 1 round(s), 1 issue(s) found, 0 fixed, 1 remaining.",
         "- FL-001 (high) src/app.py:1: Prints instead of logging",
     ]

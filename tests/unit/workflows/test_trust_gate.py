@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -13,13 +15,16 @@ from workflows.flow_helpers import (
     agents_of,
     events,
     invoke,
+    invoke_text,
     next_action,
     review_project,
     start,
     state,
 )
 
+from fixloop.core.engine_path import ENGINE
 from fixloop.runs import creation, trust
+from fixloop.workflows.trust_gate import APPROVE_HOW
 
 
 def marker_project(root: Path, *, approve: bool) -> tuple[Path, dict[str, str]]:
@@ -43,7 +48,8 @@ def test_an_unattended_run_refuses_commands_nobody_approved(git_project: Path) -
     assert error["message"] == (
         "fixloop runs the project's verification commands only once they are approved:\n"
         f"- tests: `touch {marker}` (config)\n"
-        "Approve them with `fixloop trust` in the project, or start the command with --trust-config."
+        f'Approve them with `"{ENGINE}" trust` in the project, or start the command again with '
+        "--trust-config (approved for that run only)."
     )
     assert error["commands"] == commands
     assert "VERIFY_COMMANDS_UNTRUSTED" in stop["message"]
@@ -125,7 +131,16 @@ def test_without_any_command_the_run_goes_on_with_a_warning(git_project: Path) -
     assert agents_of(next_action(run_id)) == list(REVIEWER_AGENTS)
     (warning,) = events(git_project, run_id, "WARNING")
     assert warning["code"] == "NO_VERIFICATION_CONFIGURED"
-    assert "fixloop init" in warning["message"]
+    assert f'run `"{ENGINE}" init` in the project' in warning["message"]
+
+
+def test_the_commands_messages_name_can_be_typed() -> None:
+    """The engine the messages name is a file a person can run, and every flag they name is in README."""
+    assert os.access(ENGINE, os.X_OK) and Path(ENGINE).name == "fixloop"
+    flags = set(re.findall(r"--[a-z][a-z-]+", APPROVE_HOW))
+    assert flags == {"--trust-config"}
+    readme = (Path(ENGINE).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{flag}`" in readme for flag in flags)
 
 
 @pytest.mark.parametrize("detect", [True, False])
@@ -152,9 +167,6 @@ def test_the_report_says_nothing_verified_the_changes(git_project: Path) -> None
     (git_project / "src" / "app.py").write_text(CHANGED_APP)
     run_id = start(git_project)
     next_action(run_id)
-    code, report = invoke("review", "report", run_id, "--format", "markdown")
+    code, report = invoke_text("review", "report", run_id, "--format", "markdown")
     assert code == 0
-    assert (
-        "## Warnings\n\n- `NO_VERIFICATION_CONFIGURED`: No test, lint or typecheck command"
-        in report["content"]
-    )
+    assert "## Warnings\n\n- `NO_VERIFICATION_CONFIGURED`: No test, lint or typecheck command" in report

@@ -1,4 +1,5 @@
-"""How every CLI command prints its answer: one JSON document on stdout, never a traceback."""
+"""How every CLI command prints its answer: one JSON document on stdout (or a document meant for people,
+such as a Markdown report), never a traceback."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ R = TypeVar("R")
 
 def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def print_text(text: str) -> None:
+    """A document that is not JSON (a Markdown or HTML report, a summary for people), as it is."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from fixloop.cli.listing import ListedGroup
-from fixloop.cli.output import print_json
+from fixloop.cli.output import print_json, print_text
 from fixloop.report.fail_level import FAIL_LEVELS
 from fixloop.report.render import REPORT_FORMATS, report_answer
 from fixloop.review import intake, runner
@@ -85,8 +85,11 @@ def status(run_id: str) -> None:
 )
 def report(run_id: str, fmt: str, output: str | None, fail_on: str | None) -> None:
     """The review report: coordinator output (json), supervisor simple array, Markdown, SARIF or a
-    self-contained HTML page."""
+    self-contained HTML page. Markdown and HTML print the document itself; the others print JSON."""
     answer = report_answer(_root(), _run(run_id), fmt, output, fail_on)
-    print_json(answer.document)
+    if isinstance(answer.document, str):  # Markdown or HTML: the document itself
+        print_text(answer.document)
+    else:
+        print_json(answer.document)
     if answer.exit_code:
         raise SystemExit(answer.exit_code)

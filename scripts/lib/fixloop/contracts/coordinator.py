@@ -235,6 +235,9 @@ class ReviewSummary(Contract):
 
 
 class CoordinatorOutput(Contract):
+    run_id: str | None = Field(
+        default=None, description="The run this report is of (`fixloop review report --format json`)."
+    )
     status: Literal["success", "partial", "failed", "user_cancelled", "dry_run_complete"]
     agent: Literal["review-coordinator"] = "review-coordinator"
     verification: Verification | None = None

@@ -21,12 +21,11 @@ from fixloop.runs import lifecycle
 from fixloop.runs.usage import run_usage
 
 REPORT_FORMATS = ("json", "array", "markdown", "sarif", "html")
-TEXT_FORMATS = ("markdown", "html")  # printed wrapped in a JSON object
 
 
 @dataclass(frozen=True)
 class ReportAnswer:
-    document: Any  # what the command prints
+    document: Any  # what the command prints: the Markdown or HTML text itself, else a JSON value
     exit_code: int  # 1 when --fail-on found a finding at or above its level
 
 
@@ -34,7 +33,7 @@ def render(state: Mapping[str, Any], fmt: str, root: Path | None = None) -> Any:
     """The report of `state` in `fmt`: coordinator output (json), simple array, Markdown text, SARIF or
     HTML (whose code excerpts are read from `root`, default the run's project directory)."""
     if fmt == "json":
-        return coordinator_output(state)
+        return {"run_id": state.get("run_id"), **coordinator_output(state)}
     if fmt == "array":
         return simple_array(state)
     if fmt == "sarif":
@@ -58,8 +57,8 @@ def _check_fail_on(fail_on: str | None) -> None:
 def report_answer(
     root: Path, run_id: str, fmt: str, output: str | None, fail_on: str | None = None
 ) -> ReportAnswer:
-    """The answer of `fixloop review report`: the report itself (Markdown and HTML wrapped in a JSON
-    object), or, with `output`, where it was written. With `fail_on`, exit code 1 when a remaining
+    """The answer of `fixloop review report`: the report itself (Markdown and HTML as text, the other
+    formats as JSON), or, with `output`, where it was written. With `fail_on`, exit code 1 when a remaining
     finding is at or above that severity (after the report is printed or written)."""
     _check_fail_on(fail_on)
     target = report_destination(root, output) if output is not None else None
@@ -69,8 +68,6 @@ def report_answer(
     failing = failing_findings(state, fail_on) if fail_on is not None else []
     exit_code = 1 if failing else 0
     if target is None:
-        if fmt in TEXT_FORMATS:
-            return ReportAnswer({"run_id": run_id, "format": fmt, "content": content}, exit_code)
         return ReportAnswer(content, exit_code)
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2) + "\n"
     write_report(target, text)

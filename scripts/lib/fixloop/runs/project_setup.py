@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.core import timekeeping
+from fixloop.core.engine_path import engine_command
 from fixloop.core.errors import FixloopError
 from fixloop.runs import trust
 from fixloop.runs.config import COMMAND_FIELDS, load_config
@@ -25,7 +26,8 @@ def init_config(root: Path, force: bool = False) -> dict[str, Any]:
         if not force:
             raise FixloopError(
                 "CONFIG_EXISTS",
-                f"{path} already exists; `fixloop init --force` sets its commands to what is found now.",
+                f"{path} already exists; `{engine_command('init', '--force')}` sets its commands to what is "
+                "found now.",
                 path=str(path),
             )
         load_config(root)  # refuses a broken file before it is rewritten

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core import timekeeping
+from fixloop.core.engine_path import engine_command
 from fixloop.core.errors import FixloopError
 from fixloop.core.redact import redact
 from fixloop.core.timekeeping import utc_timestamp_ms
@@ -115,7 +116,8 @@ def require_approved(state: Mapping[str, Any], config: LoopConfig, project: Path
         "VERIFY_COMMANDS_UNTRUSTED",
         "fixloop runs the project's verification commands only once they are approved: "
         + "; ".join(f"{step} `{command}`" for step, command in commands.items())
-        + ". Approve them with `fixloop trust` in the project, or pass --trust-config.",
+        + f". Approve them with `{engine_command('trust')}` in the project, or start the command with "
+        "--trust-config (approved for that run only).",
         commands=commands,
     )
 

@@ -55,8 +55,9 @@ def final_message(state: RunState) -> str:
     if isinstance(error, dict):
         lines.append(f"Error {error.get('code')}: {error.get('message')}")
     summary = state.get("summary") or {}
+    errors = "" if workflow == "review" else f"errors fixed: {summary.get('errors_fixed', 0)}; "
     lines.append(
-        f"Files changed: {summary.get('files_changed', 0)}; errors fixed: {summary.get('errors_fixed', 0)}; "
+        f"Files changed: {summary.get('files_changed', 0)}; {errors}"
         f"review issues fixed: {summary.get('review_issues_fixed', 0)}."
     )
     review = started_review(state)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixloop.core.engine_path import engine_command
 from fixloop.runs import trust
 from fixloop.runs.config import COMMAND_FIELDS
 from fixloop.runs.verify_commands import command_texts
@@ -18,6 +19,10 @@ from fixloop.workflows.outcomes import Ask, Option, Outcome, PhaseFailed, RunDon
 CONTEXT = "verify_commands"
 APPROVE, SKIP, CANCEL = "approve", "skip", "cancel"
 UNTRUSTED = "VERIFY_COMMANDS_UNTRUSTED"
+APPROVE_HOW = (
+    f"Approve them with `{engine_command('trust')}` in the project, or start the command again with "
+    "--trust-config (approved for that run only)."
+)
 
 
 def _commands(state: RunState) -> dict[str, str]:
@@ -53,7 +58,7 @@ def check(ctx: PhaseContext, attended: bool) -> Outcome | None:
         ctx.warn(
             "NO_VERIFICATION_CONFIGURED",
             "No test, lint or typecheck command is configured or found, so nothing checks the changes: run "
-            "`fixloop init` in the project or set test_command in .claude/fixloop.json.",
+            f"`{engine_command('init')}` in the project or set test_command in .claude/fixloop.json.",
         )
         return None
     if trust.is_approved(ctx.root, commands):
@@ -67,8 +72,7 @@ def check(ctx: PhaseContext, attended: bool) -> Outcome | None:
         return PhaseFailed(
             UNTRUSTED,
             "fixloop runs the project's verification commands only once they are approved:\n"
-            f"{_listing(state)}\nApprove them with `fixloop trust` in the project, or start the command "
-            "with --trust-config.",
+            f"{_listing(state)}\n{APPROVE_HOW}",
             details={"commands": commands},
         )
     return Ask(
