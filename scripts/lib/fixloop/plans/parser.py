@@ -11,6 +11,14 @@ from fixloop.plans.options import parse_depends, parse_files, parse_test
 from fixloop.plans.problems import Problem, plan_invalid
 
 BOM = "\ufeff"
+# A plan is carried out a batch of agents at a time: far fewer tasks than this make a day's work. Reading
+# stops at the task past it, so a huge plan costs milliseconds and little memory, never the whole file's.
+MAX_PLAN_TASKS = 1000
+
+
+class _TooManyTasks(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,8 @@ class _Scanner:
         self.seen_heading = True
 
     def _start_task(self, index: int, item: syntax.Item, column_offset: int) -> None:
+        if len(self.drafts) == MAX_PLAN_TASKS:
+            raise _TooManyTasks(index + 1)
         task_id, title = syntax.explicit_id(item.text)
         if not title:
             self.problems.append(Problem(index + 1, "task has no text"))
@@ -139,10 +149,16 @@ class _Scanner:
 def scan(text: str, source: str | None = None) -> tuple[Plan, list[TaskSpot]]:
     """The plan and where each of its tasks sits; PLAN_INVALID naming every problem found."""
     scanner = _Scanner()
-    for index, raw_line in enumerate(syntax.split_lines(text)):
-        line = syntax.content_of(raw_line)
-        offset = 1 if index == 0 and line.startswith(BOM) else 0
-        scanner.feed(index, line[offset:], offset)
+    try:
+        for index, raw_line in enumerate(syntax.split_lines(text)):
+            line = syntax.content_of(raw_line)
+            offset = 1 if index == 0 and line.startswith(BOM) else 0
+            scanner.feed(index, line[offset:], offset)
+    except _TooManyTasks as stop:
+        message = (
+            f"the plan has more than {MAX_PLAN_TASKS} tasks: split it into plans of at most {MAX_PLAN_TASKS}"
+        )
+        raise plan_invalid([Problem(stop.line, message)], source) from None
     scanner.finish()
     problems = scanner.problems
     ids = _task_ids(scanner.drafts, problems)
