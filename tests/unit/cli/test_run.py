@@ -333,6 +333,54 @@ def test_phases_command() -> None:
     assert (code, document["error"]["code"]) == (2, "INVALID_PHASE")
 
 
+@pytest.mark.parametrize(
+    ("command", "workflow", "stack"),
+    [
+        ("review", "review", None),
+        ("fix-backend", "bugfix", "backend"),
+        ("fix-frontend", "bugfix", "frontend"),
+        ("fix-e2e", "bugfix", "e2e"),
+        ("fix-pr-review", "pr-review", None),
+        ("fix-ci", "ci-job", None),
+        ("execute-plan", "execute-plan", None),
+    ],
+)
+def test_phases_takes_the_command_names_readme_uses(command: str, workflow: str, stack: str | None) -> None:
+    code, document = invoke("phases", command, "0")
+    assert code == 0, document
+    assert document["workflow"] == workflow
+    assert document["phases"] == describe_phases(workflow, "0")["phases"]
+    if command != workflow:
+        assert (document["command"], document["stack"]) == (command, stack)
+
+
+def test_phases_fix_backend_3_4() -> None:
+    code, document = invoke("phases", "fix-backend", "3,4")
+    assert (code, document["workflow"], document["selected"]) == (0, "bugfix", [3, 4])
+    assert [item["name"] for item in document["phases"] if item["selected"]] == [
+        "Document the fix plan",
+        "Implement",
+    ]
+    code, document = invoke("phases", "fix-backnd", "3")
+    assert (code, document["error"]["code"]) == (2, "UNKNOWN_WORKFLOW")
+    assert {"fix-backend", "bugfix"} <= set(document["error"]["valid_values"])
+
+
+def test_run_start_and_list_take_command_names(git_project: Path, fake_clock: FakeClock) -> None:
+    started = start("--workflow", "fix-frontend", "--changed-files", "src/app.py")
+    state = lifecycle.load_run(git_project, started["run_id"])
+    assert (state["workflow"], state["stack"]) == ("bugfix", "frontend")
+    fake_clock.advance(1)
+    ci = start("--workflow", "fix-ci", "--phase", "0")
+    assert lifecycle.load_run(git_project, ci["run_id"])["workflow"] == "ci-job"
+    code, listed = invoke("run", "list", "--workflow", "fix-ci")
+    assert (code, [row["run_id"] for row in listed["runs"]]) == (0, [ci["run_id"]])
+    code, refused = invoke("run", "start", "--workflow", "fix-backend", "--stack", "frontend")
+    assert (code, refused["error"]["code"]) == (2, "CONFLICTING_ARGUMENTS")
+    code, refused = invoke("run", "start", "--workflow", "fix")
+    assert (code, refused["error"]["code"]) == (2, "UNKNOWN_WORKFLOW")
+
+
 def test_real_process_round_trip(git_project: Path) -> None:
     env = {"PYTHONPATH": str(LIB), "PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(git_project)}
 

@@ -19,7 +19,7 @@ from fixloop.report.runlist import list_runs
 from fixloop.runs import creation, ending, lifecycle, phasebook
 from fixloop.runs.changed_files import set_files
 from fixloop.runs.listing import newest_run_id, resolve_run
-from fixloop.runs.phases import describe_phases
+from fixloop.runs.phases import describe_phases, resolve_workflow, workflow_and_stack
 from fixloop.store import layout
 
 
@@ -133,11 +133,18 @@ def _files_options(command: Any) -> Any:
     return command
 
 
+WORKFLOW_HELP = (
+    "A command name (review, fix-backend, fix-frontend, fix-e2e, fix-pr-review, fix-ci, execute-plan) or the "
+    "engine's workflow (review, bugfix, pr-review, ci-job, execute-plan)."
+)
+
+
 @click.command("phases")
 @click.argument("workflow")
 @click.argument("argument", required=False)
 def phases(workflow: str, argument: str | None) -> None:
-    """Show a workflow's phases and which ones ARGUMENT (e.g. 0,1 or all) selects."""
+    """Show a workflow's phases and which ones ARGUMENT (e.g. 0,1 or all) selects. WORKFLOW is a command
+    name (fix-backend, ...) or the engine's workflow name (bugfix, ...)."""
     print_json(describe_phases(workflow, argument))
 
 
@@ -147,7 +154,7 @@ def run() -> None:
 
 
 @run.command("start")
-@click.option("--workflow", required=True, help="bugfix, pr-review, ci-job, execute-plan or review.")
+@click.option("--workflow", required=True, help=WORKFLOW_HELP)
 @click.option("--stack", default=None, help="frontend, backend, e2e or mixed.")
 @click.option("--phase", "phase", default=None, help="Phases to run: all, N, or N,M,...")
 @click.option("--dry-run", is_flag=True, default=False)
@@ -176,6 +183,7 @@ def start(
 ) -> None:
     """Start a run: state, logs, SESSION_START, and the Claude Code session binding."""
     root = project()
+    workflow, stack = workflow_and_stack(workflow, stack)
     files = gather_files(changed_files, files_from, extra_files)
     started = creation.start_run(
         workflow,
@@ -224,13 +232,18 @@ def current() -> None:
 
 
 @run.command("list")
-@click.option("--workflow", default=None, help="Only runs of this workflow.")
+@click.option(
+    "--workflow",
+    default=None,
+    help="Only runs of this workflow (fix-backend, fix-frontend and fix-e2e: every bugfix run).",
+)
 @click.option("--status", default=None, help="Only runs with this status (running, success, partial, ...).")
 @click.option("--limit", default=None, type=int, metavar="N", help="At most N runs.")
 def list_command(workflow: str | None, status: str | None, limit: int | None) -> None:
     """The runs of the project, newest first: id, workflow, status, start and end, termination reason and
     remaining issues."""
-    print_json(list_runs(project(), workflow, status, limit))
+    engine_workflow = resolve_workflow(workflow)[0] if workflow is not None else None
+    print_json(list_runs(project(), engine_workflow, status, limit))
 
 
 @run.command("phase")

@@ -12,17 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fixloop.core.errors import FixloopError
+from fixloop.runs.phases import COMMAND_WORKFLOWS
 
-# command -> (workflow, stack)
-COMMANDS: dict[str, tuple[str, str | None]] = {
-    "review": ("review", None),
-    "fix-backend": ("bugfix", "backend"),
-    "fix-frontend": ("bugfix", "frontend"),
-    "fix-e2e": ("bugfix", "e2e"),
-    "fix-pr-review": ("pr-review", None),
-    "fix-ci": ("ci-job", None),
-    "execute-plan": ("execute-plan", None),
-}
+COMMANDS = COMMAND_WORKFLOWS  # command -> (workflow, stack)
 PREFIX = "/fixloop:"
 VALUE_FLAGS: tuple[str, ...] = ("--phase", "--level", "--since", "--log-file", "--job", "--config")
 BOOL_FLAGS: tuple[str, ...] = ("--dry-run", "--log", "--no-log", "--verbose", "--trust-config")
