@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -113,6 +114,7 @@ def test_markdown_and_html_print_the_document_itself(reviewed: Path) -> None:
         assert printed.startswith(start)
         assert printed.endswith("\n") and not printed.endswith("\n\n")
         code, _written = invoke("review", "report", RUN, "--format", fmt, "--output", f"report.{fmt}")
+        assert code == 0
         assert printed == (reviewed / f"report.{fmt}").read_text(encoding="utf-8")
     code, printed = invoke_text("review", "report", RUN, "--format", "markdown")
     assert "## Remaining issues" in printed and '"content"' not in printed
@@ -165,3 +167,20 @@ def test_in_a_real_process(reviewed: Path) -> None:
     code, refused = fixloop("review", "report", RUN, "--fail-on", "severe")
     assert (code, refused["error"]["code"]) == (2, "USAGE_ERROR")
     assert "severe" in refused["error"]["message"]
+
+
+def test_tokens_of_a_model_without_a_price_are_named_in_every_report(git_project: Path) -> None:
+    state = two_rounds().state
+    opus = {"input": 4.0, "output": 20.0, "cache_write": 5.0, "cache_read": 0.4}
+    state["config"]["prices"] = {"opus": opus}  # a table that does not price sonnet
+    save_run(git_project, state, RUN)
+    record_usage(git_project, RUN, "code-reviewer", "t1", 1000, 200)
+    note = (
+        "Not priced, so not in the cost: claude-sonnet-5-5 (1 call(s), 1200 tokens). Give each a price in "
+        "`prices` in .claude/fixloop.json."
+    )
+    code, report = invoke("review", "report", RUN)
+    assert code == 0
+    assert report["usage"]["unpriced"] == [{"model": "claude-sonnet-5-5", "calls": 1, "total_tokens": 1200}]
+    assert invoke_text("review", "report", RUN, "--format", "markdown")[1].endswith(f"\n\n{note}\n")
+    assert html.escape(note) in invoke_text("review", "report", RUN, "--format", "html")[1]

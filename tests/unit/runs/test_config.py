@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.coordinator import DEFAULT_PRICES, LoopConfig
 from fixloop.core.errors import FixloopError
 from fixloop.runs.config import command_status, config_from_dump, load_config
 
@@ -172,3 +172,16 @@ def test_bad_finding_rules_are_named(tmp_path: Path) -> None:
         "$.min_severity",
         "$.review_include[0]",
     ]
+
+
+def test_prices_for_one_model_keep_the_list_prices_of_the_others(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    opus = {"input": 4.0, "output": 20.0, "cache_write": 5.0, "cache_read": 0.4}
+    (tmp_path / ".claude" / "fixloop.json").write_text(json.dumps({"prices": {"opus": opus}}))
+    extra = {"input": 9.0, "output": 9.0, "cache_write": 9.0, "cache_read": 9.0}
+    given = tmp_path / "more.json"
+    given.write_text(json.dumps({"prices": {"claude-sonnet-9-9": extra}}))
+    prices = load_config(tmp_path, given).dump()["prices"]
+    listed = {name: price.model_dump() for name, price in DEFAULT_PRICES.items()}
+    assert prices == {**listed, "opus": opus, "claude-sonnet-9-9": extra}
+    assert load_config(tmp_path).dump()["prices"] == {**listed, "opus": opus}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from helpers_review import CR, A, fixer_doc, open_review
 
 from fixloop.contracts.coordinator import DEFAULT_PRICES
-from fixloop.runs.usage import family, over_budget, summarize
+from fixloop.runs.config import load_config
+from fixloop.runs.usage import family, over_budget, summarize, unpriced_note
 
 PRICES = {name: price.model_dump() for name, price in DEFAULT_PRICES.items()}
 HISTORY = [
@@ -54,6 +57,11 @@ def test_tokens_add_up_per_agent_round_and_step_with_a_cost() -> None:
 def test_an_unknown_model_has_tokens_but_no_price() -> None:
     usage = summarize(call_and_result("t", CR, 1100, "some-other-model", 10, 10), HISTORY, PRICES)
     assert (usage["total"]["total_tokens"], usage["total"]["cost_usd"]) == (20, 0.0)
+    assert usage["unpriced"] == [{"model": "some-other-model", "calls": 1, "total_tokens": 20}]
+    assert unpriced_note(usage) == (
+        "Not priced, so not in the cost: some-other-model (1 call(s), 20 tokens). Give each a price in "
+        "`prices` in .claude/fixloop.json."
+    )
     assert family("claude-opus-4-5") == "opus"
     assert family(None) is None
 
@@ -208,3 +216,39 @@ def test_a_second_call_of_the_same_agent_instance_counts_its_transcript_once() -
     second = [{**line, "tool_use_id": "t9", "ts_ms": 9100 + n} for n, line in enumerate(fixer_call("a-fix"))]
     usage = summarize([*first, *second, transcript_line("review-fixer", "a-fix", 4000, 260)], HISTORY, PRICES)
     assert (usage["total"]["total_tokens"], usage["total"]["calls"]) == (4260, 2)
+
+
+def test_a_price_table_missing_a_family_names_it_instead_of_counting_it_free() -> None:
+    """A run whose table lacks a family (a state written before prices were merged): named, not $0."""
+    records = [
+        *call_and_result("t1", CR, 1100, "claude-sonnet-5-5", 1_000_000, 0),
+        *call_and_result("t2", "review-fixer", 5100, "claude-opus-5-5", 1000, 0),
+        *call_and_result("t3", CR, 9100, "claude-opus-5-5", 2000, 0),
+    ]
+    usage = summarize(records, HISTORY, {"sonnet": PRICES["sonnet"]})
+    assert usage["total"]["cost_usd"] == 3.0
+    assert usage["unpriced"] == [{"model": "claude-opus-5-5", "calls": 2, "total_tokens": 3000}]
+    assert summarize(records, HISTORY, PRICES)["unpriced"] == []
+
+
+def test_a_model_s_own_price_wins_over_its_family() -> None:
+    own = {"input": 10.0, "output": 0.0, "cache_write": 0.0, "cache_read": 0.0}
+    records = call_and_result("t", CR, 1100, "claude-sonnet-5-5", 1_000_000, 0)
+    usage = summarize(records, HISTORY, {**PRICES, "claude-sonnet-5-5": own})
+    assert (usage["total"]["cost_usd"], usage["unpriced"]) == (10.0, [])
+
+
+def test_a_budget_counts_every_model_once_one_is_priced_by_hand(tmp_path: Path) -> None:
+    """The case of issue 21: the project prices opus only; sonnet's tokens still count toward max_cost."""
+    opus = {"input": 4.0, "output": 20.0, "cache_write": 5.0, "cache_read": 0.4}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "fixloop.json").write_text(
+        json.dumps({"prices": {"opus": opus}, "max_cost": 5.0})
+    )
+    config = load_config(tmp_path).config
+    records = call_and_result("t1", CR, 1100, "claude-sonnet-5-5", 1_000_000, 0)
+    usage = summarize(records, HISTORY, config.model_dump(mode="json")["prices"])
+    assert (usage["total"]["cost_usd"], usage["unpriced"]) == (3.0, [])
+    assert over_budget(usage, None, config.max_cost) == (
+        "$3.0000 spent, a round costs about $3.0000, the budget is $5.0000"
+    )

@@ -21,6 +21,7 @@ from fixloop.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fixloop.report.issue_chart import counts_table, issue_chart, round_counts
 from fixloop.review.access import started_review
 from fixloop.review.views import final_round
+from fixloop.runs.usage import unpriced_note
 from fixloop.runs.verification import STEP_NAMES
 
 TOKEN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -175,6 +176,9 @@ def _usage(usage: Mapping[str, Any] | None) -> str:
         f'<table class="usage"><thead><tr><th>Agent</th>{head}<th class="num">Cost (USD)</th></tr></thead>'
         f"<tbody>{rows}</tbody></table><p class='note'>Costs are estimates from the configured prices.</p>"
     )
+    unpriced = unpriced_note(usage)
+    if unpriced:
+        table += f"<p class='note warning'>{_e(unpriced)}</p>"
     return _section("usage", "Tokens per agent", table)
 
 

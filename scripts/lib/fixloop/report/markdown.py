@@ -7,6 +7,7 @@ from typing import Any
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.coordinator import coordinator_output
+from fixloop.runs.usage import unpriced_note
 from fixloop.runs.verification import STEP_NAMES
 
 _HTML_ACTIVE = str.maketrans({"<": "\\<", ">": "\\>", "&": "\\&"})
@@ -203,4 +204,5 @@ def usage_rows(usage: Mapping[str, Any]) -> list[str]:
     rows += [row(agent, item) for agent, item in sorted((usage.get("by_agent") or {}).items())]
     rows += [row(f"round {number}", item) for number, item in sorted((usage.get("by_round") or {}).items())]
     rows.append(row("**total**", usage["total"]))
-    return rows
+    unpriced = unpriced_note(usage)
+    return [*rows, "", unpriced] if unpriced else rows

@@ -1,8 +1,9 @@
 """The effective loop configuration: defaults < `.claude/fixloop.json` in the project < `--config FILE`.
 
 Each file is a JSON object of LoopConfig fields (a `$schema` key is allowed and ignored). A later source
-overrides an earlier one key by key. Nothing is guessed: a verification command that no source sets stays
-unset, and the verify step reports it as skipped with reason "not_configured".
+overrides an earlier one key by key; `prices` is merged model by model over the list prices, so a file that
+prices one model leaves the others priced. Nothing is guessed: a verification command that no source sets
+stays unset, and the verify step reports it as skipped with reason "not_configured".
 Any problem (unreadable file, bad JSON, unknown key, wrong type) is INVALID_CONFIG listing every violation.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.contracts.config_check import config_violations, parse_config
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.coordinator import DEFAULT_PRICES, LoopConfig
 from fixloop.core import jsoncodec
 from fixloop.core.errors import FixloopError
 
@@ -92,17 +93,20 @@ def load_config(project: Path, config_file: str | Path | None = None) -> LoadedC
     """
     merged: dict[str, Any] = {}
     sources: list[str] = []
-    project_file = project / PROJECT_CONFIG
-    if project_file.exists():
-        merged.update(read_config_file(project_file))
-        sources.append(str(project_file))
+    prices: dict[str, Any] = {name: price.model_dump() for name, price in DEFAULT_PRICES.items()}
+    files = [project / PROJECT_CONFIG] if (project / PROJECT_CONFIG).exists() else []
     if config_file is not None:
-        given = Path(config_file).expanduser().absolute()
-        merged.update(read_config_file(given))
-        sources.append(str(given))
+        files.append(Path(config_file).expanduser().absolute())
+    for path in files:
+        document = read_config_file(path)
+        prices.update(document.get("prices") or {})
+        merged.update(document)
+        sources.append(str(path))
+    if "prices" in merged:
+        merged["prices"] = prices
     violations = _violations(merged)
     if violations:  # each file is valid alone, so this cannot happen; kept as a guard
-        raise _invalid(Path(sources[-1]) if sources else project_file, violations)
+        raise _invalid(Path(sources[-1]) if sources else project / PROJECT_CONFIG, violations)
     parsed = parse_config(merged)
     assert not isinstance(parsed, list)  # no violations, checked above
     return LoadedConfig(config=parsed, sources=sources)

@@ -7,7 +7,9 @@ Two ledger lines carry tokens (store.ledger):
 An agent call counts its agent's transcript usage when that was read whole (`complete`), else its tool
 result's, and is then listed under `incomplete`; a `usage` line of no call (the coordinator: the command's
 own agent) counts on its own. Calls are attributed to the engine's dispatch they answered (by time), and
-through it to a review round. The cost is an estimate from the config's price table by model family.
+through it to a review round. The cost is an estimate from the config's price table: the model's own
+entry (its exact id) if there is one, else its family's (haiku, sonnet, opus). Tokens of a model with no
+price are never silently free: they are listed under `unpriced`, and the reports name the model.
 """
 
 from __future__ import annotations
@@ -48,11 +50,41 @@ def _add(total: dict[str, Any], usage: Mapping[str, int], tokens: int, cost: flo
     total["calls"] += 1
 
 
+UNREPORTED_MODEL = "(model not reported)"
+
+
+def price_of(model: object, prices: Mapping[str, Mapping[str, float]]) -> Mapping[str, float] | None:
+    """The price of `model`: its own entry, else its family's; None when neither is in `prices`."""
+    if isinstance(model, str) and model in prices:
+        return prices[model]
+    return prices.get(family(model) or "")
+
+
 def cost_of(usage: Mapping[str, int], model: object, prices: Mapping[str, Mapping[str, float]]) -> float:
-    price = prices.get(family(model) or "")
+    """The estimated cost in USD of `usage` on `model` (0.0 when it has no price: see price_of)."""
+    price = price_of(model, prices)
     if price is None:
         return 0.0
     return sum(int(usage.get(key) or 0) * float(price[name]) for key, name in PRICE_KEYS.items()) / 1_000_000
+
+
+def _note_unpriced(unpriced: dict[str, dict[str, Any]], model: object, tokens: int) -> None:
+    name = model if isinstance(model, str) and model else UNREPORTED_MODEL
+    entry = unpriced.setdefault(name, {"model": name, "calls": 0, "total_tokens": 0})
+    entry["calls"] += 1
+    entry["total_tokens"] += tokens
+
+
+def unpriced_note(usage: Mapping[str, Any]) -> str | None:
+    """A sentence naming the models whose tokens have no price (so the cost leaves them out), or None."""
+    entries = [item for item in usage.get("unpriced") or [] if isinstance(item, Mapping)]
+    if not entries:
+        return None
+    named = "; ".join(
+        f"{item.get('model')} ({item.get('calls')} call(s), {item.get('total_tokens')} tokens)"
+        for item in entries
+    )
+    return f"Not priced, so not in the cost: {named}. Give each a price in `prices` in .claude/fixloop.json."
 
 
 def _dispatch_of(history: list[Mapping[str, Any]], ts: int) -> Mapping[str, Any] | None:
@@ -89,13 +121,15 @@ def summarize(
     records: Iterable[Mapping[str, Any]], history: list[Mapping[str, Any]], prices: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Tokens and estimated cost in all, per agent, per review round and per engine step; `incomplete`
-    lists the agent instances whose whole transcript usage was not available, and what counts instead."""
+    lists the agent instances whose whole transcript usage was not available, and what counts instead;
+    `unpriced` the models that have no price in `prices`, whose tokens add nothing to the cost."""
     records = list(records)
     total = _empty()
     by_agent: dict[str, dict[str, Any]] = {}
     by_round: dict[str, dict[str, Any]] = {}
     by_step: dict[str, dict[str, Any]] = {}
     incomplete: list[dict[str, Any]] = []
+    unpriced: dict[str, dict[str, Any]] = {}
     calls = {record.get("tool_use_id"): record for record in records if record.get("kind") == "call"}
     transcripts = _last_usage_lines(records)
     called = {r.get("agent_id") for r in records if r.get("kind") == "result" and r.get("agent_id")}
@@ -121,7 +155,10 @@ def summarize(
             continue
         usage = {key: int(source["usage"].get(key) or 0) for key in TOKEN_KEYS}
         tokens = int(source.get("total_tokens") or sum(usage.values()))
-        cost = cost_of(usage, source.get("model") or record.get("model"), prices)
+        model = source.get("model") or record.get("model")
+        cost = cost_of(usage, model, prices)
+        if tokens and price_of(model, prices) is None:
+            _note_unpriced(unpriced, model, tokens)
         agent = str(record.get("agent") or "?")
         _add(total, usage, tokens, cost)
         _add(by_agent.setdefault(agent, _empty()), usage, tokens, cost)
@@ -137,6 +174,7 @@ def summarize(
         "by_round": by_round,
         "by_step": by_step,
         "incomplete": incomplete,
+        "unpriced": sorted(unpriced.values(), key=lambda entry: str(entry["model"])),
         "estimated": True,
     }
 
