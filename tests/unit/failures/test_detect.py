@@ -4,15 +4,17 @@ import time
 
 import pytest
 from failures.logfixtures import LOGS
+from failures.real_runs import REFERENCES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixloop.core.errors import FixloopError
 from fixloop.failures import RUNNERS, Parsed, detect, parse
 
-FIXTURES = sorted(path for path in LOGS.glob("*/*") if path.parent.name != "ci")
+FIXTURES = sorted(path for path in LOGS.glob("*/*") if path.parent.name != "ci" and path not in REFERENCES)
 EXPECTED_RUNNER = {"compiler": "diagnostics", "pytest": "pytest", "jest": "jest", "vitest": "vitest"}
 EXPECTED_RUNNER |= {"playwright": "playwright", "junit": "junit", "go": "go", "cargo": "cargo"}
+EXPECTED_RUNNER |= {"unittest": "unittest", "tap": "tap", "prove": "prove"}
 
 # Pieces of every runner's output, so that generated texts reach deep into the parsers.
 FRAGMENTS = [
@@ -72,6 +74,32 @@ FRAGMENTS = [
     "app/x.py:3:1: F401 `os` imported but unused",
     "/abs/src/a.js",
     "  3:4  error  'x' is not defined  no-undef",
+    "=" * 70,
+    "-" * 70,
+    "FAIL: test_b (pkg.mod.Case.test_b) (x=1)",
+    "ERROR: setUpClass (pkg.mod.Case)",
+    "UNEXPECTED SUCCESS: test_c (pkg.mod.Case)",
+    'Traceback (most recent call last):\n  File "t.py", line 3, in test_b',
+    "test_b (pkg.mod.Case.test_b) ... FAIL",
+    "Ran 3 tests in 0.001s",
+    "FAILED (failures=1, errors=2, expected failures=1)",
+    "TAP version 13",
+    "# Subtest: outer",
+    "    not ok 1 - inner # TODO later",
+    "not ok 2 - outer",
+    "  ---\n  at: Test.<anonymous> (/p/t.js:3:5)\n  ...",
+    "ok 1 should be equal",
+    "1..2",
+    "# fail  1",
+    "Bail out! no database",
+    "#   Failed test 'cents'\n#   at t/a.t line 7.",
+    "#   Failed test at t/a.t line 9.",
+    "t/a.t .. ",
+    "Test Summary Report",
+    "t/a.t (Wstat: 256 (exited 1) Tests: 3 Failed: 1)",
+    "  Failed tests:  2, 4-9999999999",
+    "  Parse errors: No plan found in TAP output",
+    "Files=1, Tests=3,  0 wallclock secs",
     "",
     "    ",
 ]

@@ -4,8 +4,9 @@ Standard library only (imports fixloop.core). Parsers are pure functions of text
 input: an output they cannot read gives an empty result with a note.
 
     parse(text, runner=None) -> Parsed       detect(text) -> runner name or None
-    parse_pytest, parse_jest, parse_vitest, parse_playwright, parse_junit, parse_go, parse_cargo,
-    parse_diagnostics                        one runner each
+    parse_pytest, parse_unittest, parse_jest, parse_vitest, parse_playwright, parse_junit, parse_go,
+    parse_cargo, parse_tap, parse_prove, parse_diagnostics
+                                             one runner each
     reduce_log_file(path, limits) -> Reduced, reduce_log_text(text, limits) -> Reduced
                                              CI logs (fixloop.failures.cilog)
 """
@@ -22,7 +23,10 @@ from fixloop.failures.jest import parse_jest
 from fixloop.failures.junit import parse_junit
 from fixloop.failures.model import Counts, Failure, FailureKind, Parsed
 from fixloop.failures.playwright import parse_playwright
+from fixloop.failures.prove import parse_prove
 from fixloop.failures.pytest_text import parse_pytest
+from fixloop.failures.tap import parse_tap
+from fixloop.failures.unittest_text import parse_unittest
 from fixloop.failures.vitest import parse_vitest
 
 __all__ = [
@@ -43,7 +47,10 @@ __all__ = [
     "parse_jest",
     "parse_junit",
     "parse_playwright",
+    "parse_prove",
     "parse_pytest",
+    "parse_tap",
+    "parse_unittest",
     "parse_vitest",
     "reduce_log_file",
     "reduce_log_text",

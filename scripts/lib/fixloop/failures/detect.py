@@ -13,8 +13,11 @@ from fixloop.failures.jest import parse_jest
 from fixloop.failures.junit import parse_junit
 from fixloop.failures.model import Parsed
 from fixloop.failures.playwright import parse_playwright
+from fixloop.failures.prove import parse_prove
 from fixloop.failures.pytest_text import parse_pytest
+from fixloop.failures.tap import parse_tap
 from fixloop.failures.textutil import strip_ansi
+from fixloop.failures.unittest_text import parse_unittest
 from fixloop.failures.vitest import parse_vitest
 
 TEXT_PARSERS: dict[str, Callable[[str], Parsed]] = {
@@ -24,6 +27,9 @@ TEXT_PARSERS: dict[str, Callable[[str], Parsed]] = {
     "playwright": parse_playwright,
     "go": parse_go,
     "cargo": parse_cargo,
+    "unittest": parse_unittest,
+    "prove": parse_prove,
+    "tap": parse_tap,
     "diagnostics": parse_diagnostics,
 }
 RUNNERS = (*TEXT_PARSERS, "junit")
@@ -54,6 +60,15 @@ _MARKERS: tuple[tuple[str, re.Pattern[str], int], ...] = tuple(
         ("go", r"^\s*--- FAIL: ", 3),
         ("go", r"^(?:FAIL|ok)\s+\S+\s+(?:\d+\.\d+s|\[build failed\]|\[setup failed\]|\(cached\))", 3),
         ("go", r"^=== RUN ", 2),
+        ("unittest", r"^Ran \d+ tests? in \d", 3),
+        ("unittest", r"^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S+ \([\w.]+\)", 3),
+        ("unittest", r"^FAILED \((?:failures|errors|skipped|expected failures|unexpected successes)=\d", 3),
+        ("unittest", r"^\s*\S+ \([\w.]+\)(?: .*)? \.\.\. (?:ok|FAIL|ERROR|skipped|expected failure)", 2),
+        ("prove", r"^Test Summary Report$|^Files=\d+, Tests=\d+, |^Result: (?:PASS|FAIL|NOTESTS)$", 3),
+        ("prove", r"^\S+\.t \.{2,}(?: |$)", 2),
+        ("tap", r"^TAP version \d+$|^\s*# Subtest: ", 3),
+        ("tap", r"^\s*(?:not )?ok \d+\b", 2),
+        ("tap", r"^\s*1\.\.\d+$", 1),
         (
             "diagnostics",
             r"^\S+:\d+:\d+: (?:fatal error|error)\b|^\S+\(\d+,\d+\): error TS|^\S+:\d+: error:"
@@ -64,6 +79,7 @@ _MARKERS: tuple[tuple[str, re.Pattern[str], int], ...] = tuple(
     )
 )
 _SCANNED_LINES = 20_000  # from each end of a long output: markers sit at the start and at the end
+_PROVE_DECIDES = 6  # prove -v prints each file's TAP: two of prove's own markers outweigh any amount of it
 
 
 def detect(text: str) -> str | None:
@@ -85,6 +101,8 @@ def detect(text: str) -> str | None:
                 break
     if not scores:
         return None
+    if scores.get("prove", 0) >= _PROVE_DECIDES:
+        return "prove"
     order = [runner for runner, _, _ in _MARKERS]
     return max(scores, key=lambda runner: (scores[runner], -order.index(runner)))
 

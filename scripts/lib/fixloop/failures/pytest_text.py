@@ -17,6 +17,9 @@ RUNNER = "pytest"
 _RULE = re.compile(r"^={3,} ?(.*?) ?={3,}$")
 _SECTION = re.compile(r"^_{3,} (.+?) _{3,}$")
 _SUMMARY_ENTRY = re.compile(r"^(FAILED|ERROR) (\S.*?)(?: - (.*))?$")
+# pytest 9 reports a failed unittest subtest as `SUBFAILED(x=1) node - message` or
+# `SUBFAILED[message] (x=1) node - message`; its section is titled `Case.test (x=1)`.
+_SUBTEST_ENTRY = re.compile(r"^SUBFAILED((?:\[.*?\])? ?(?:\(.*?\))?) (\S+::\S+)(?: - (.*))?$")
 _VERBOSE = re.compile(r"^(\S[^\s:]*::.*?) (FAILED|ERROR)(?: |$)")
 _XDIST = re.compile(r"^\[gw\d+\] \[ *\d+%\] (FAILED|ERROR) (\S.*?)\s*$")
 _TOTALS = re.compile(r"^(?:\d+ [a-z]+,? )+in \d+(?:\.\d+)?s\b|^no tests ran in ")
@@ -93,9 +96,13 @@ def _read(lines: list[str]) -> _Output:
 
 def _read_outside_sections(lines: list[str], index: int, line: str, rule: str | None, output: _Output) -> int:
     """Summary entries, -v status lines and session-level errors; returns the next line to read."""
-    entry = _SUMMARY_ENTRY.match(line)
+    entry, subtest = _SUMMARY_ENTRY.match(line), _SUBTEST_ENTRY.match(line)
     if entry and rule in (None, "short test summary info"):
         output.summary.append((entry.group(1), entry.group(2).strip(), (entry.group(3) or "").strip()))
+        return index
+    if subtest and rule in (None, "short test summary info"):
+        node = f"{subtest.group(2)} {subtest.group(1).strip()}"
+        output.summary.append(("FAILED", node, (subtest.group(3) or "").strip()))
         return index
     status = _VERBOSE.match(line) or _XDIST.match(line)
     if status:
