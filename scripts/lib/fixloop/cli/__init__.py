@@ -19,6 +19,7 @@ from fixloop.core.errors import FixloopError
 SUBCOMMANDS: dict[str, str] = {
     "answer": "fixloop.cli.flow:answer_command",
     "baseline": "fixloop.cli.baseline:baseline",
+    "check": "fixloop.cli.check:check",
     "next": "fixloop.cli.flow:next_command",
     "record": "fixloop.cli.flow:record_command",
     "start": "fixloop.cli.flow:start_command",

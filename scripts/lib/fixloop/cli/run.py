@@ -144,7 +144,7 @@ WORKFLOW_HELP = (
 @click.argument("argument", required=False)
 def phases(workflow: str, argument: str | None) -> None:
     """Show a workflow's phases and which ones ARGUMENT (e.g. 0,1 or all) selects. WORKFLOW is a command
-    name (fix-backend, ...) or the engine's workflow name (bugfix, ...)."""
+    name such as fix-backend, or the engine's name such as bugfix."""
     print_json(describe_phases(workflow, argument))
 
 
