@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from fixloop.failures import parse
 from fixloop.runs.detect_commands import NPM_DEFAULT_TEST, Detected, detect_commands
+
+RUNNERS = Path(__file__).resolve().parents[2] / "fixtures" / "runners"
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -120,3 +126,114 @@ def test_unreadable_files_find_nothing(tmp_path: Path, broken: str) -> None:
 
 def test_an_empty_project_has_nothing(tmp_path: Path) -> None:
     assert detect_commands(tmp_path) == {}
+
+
+UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {
+                "tox.ini": "[testenv]\ndeps = coverage\n"
+                "commands = python -m unittest discover -s tests {posargs}\n"
+            },
+            Detected("python3 -m unittest discover -s tests", "tox.ini commands (python -m unittest)"),
+        ),
+        (
+            {"setup.cfg": "[metadata]\nname = x\n\n[options]\ntest_suite = tests\n"},
+            Detected("python3 -m unittest", "setup.cfg [options] test_suite"),
+        ),
+        (
+            {"Makefile": "lint:\n\truff check .\n\ntest:\n\tpython3 -m unittest -v\n"},
+            Detected("make test", "Makefile test: (python -m unittest)"),
+        ),
+        (
+            {"tests/__init__.py": "", "tests/test_a.py": UNITTEST_CASE},
+            Detected("python3 -m unittest", "tests/test_*.py (unittest, and pytest is not installed)"),
+        ),
+        (
+            {"tests/test_a.py": UNITTEST_CASE},
+            Detected(
+                "python3 -m unittest discover -s tests",
+                "tests/test_*.py (unittest, and pytest is not installed)",
+            ),
+        ),
+        (
+            {"test_a.py": UNITTEST_CASE},
+            Detected("python3 -m unittest", "test*.py (unittest, and pytest is not installed)"),
+        ),
+    ],
+)
+def test_unittest_is_found_where_the_project_runs_it(
+    tmp_path: Path, files: dict[str, str], expected: Detected
+) -> None:
+    assert detect_commands(write(tmp_path, files)) == {"tests": expected}
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"tests/test_a.py": UNITTEST_CASE, "requirements-dev.txt": "pytest>=8\n"},
+            Detected("python3 -m pytest -q", "tests/test_*.py (requirements-dev.txt names pytest)"),
+        ),
+        (
+            {
+                "tests/test_a.py": UNITTEST_CASE,
+                ".venv/bin/python": "",
+                ".venv/lib/python3.12/site-packages/pytest/__init__.py": "",
+            },
+            Detected(".venv/bin/python -m pytest -q", "tests/test_*.py (pytest is installed in .venv)"),
+        ),
+        (
+            {"tests/test_a.py": "import unittest\n\nimport pytest\n"},
+            Detected("python3 -m pytest -q", "tests/test_*.py"),
+        ),
+        (
+            {"tests/test_a.py": UNITTEST_CASE, "pytest.ini": "[pytest]\n"},
+            Detected("python3 -m pytest -q", "pytest.ini"),
+        ),
+    ],
+)
+def test_unittest_tests_run_with_pytest_where_the_project_has_pytest(
+    tmp_path: Path, files: dict[str, str], expected: Detected
+) -> None:
+    assert detect_commands(write(tmp_path, files)) == {"tests": expected}
+
+
+@pytest.mark.parametrize(
+    ("dependency", "folder", "command"),
+    [
+        ("tape", "test", "npx --no-install tape 'test/**/*.js'"),
+        ("tape", "tests", "npx --no-install tape 'tests/**/*.js'"),
+        ("tap", "test", "npx --no-install tap"),
+        ("jest", "test", "npx --no-install jest"),
+        ("vitest", "test", "npx --no-install vitest run"),
+    ],
+)
+def test_a_javascript_runner_no_script_starts(
+    tmp_path: Path, dependency: str, folder: str, command: str
+) -> None:
+    package = {"scripts": {"test": NPM_DEFAULT_TEST}, "devDependencies": {dependency: "*"}}
+    root = write(tmp_path, {"package.json": json.dumps(package), f"{folder}/a.js": ""})
+    assert detect_commands(root) == {"tests": Detected(command, f"package.json depends on {dependency}")}
+
+
+def test_a_real_unittest_project_gets_a_command_that_runs_its_tests(tmp_path: Path) -> None:
+    """The sample project of the parser fixtures: the detected command runs and its failures are read."""
+    project = tmp_path / "ledger"
+    shutil.copytree(RUNNERS / "unittest_ledger", project, ignore=shutil.ignore_patterns("__pycache__"))
+    detected = detect_commands(project)["tests"]
+    assert detected == Detected(
+        "python3 -m unittest", "tests/test_*.py (unittest, and pytest is not installed)"
+    )
+    done = subprocess.run(
+        shlex.split(detected.command), cwd=project, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1
+    parsed = parse(done.stderr)
+    assert parsed.runner == "unittest"
+    assert len(parsed.failures) == 10
+    assert "tests.test_amounts.BalanceTest.test_sums_all_entries" in {f.test_id for f in parsed.failures}
