@@ -20,7 +20,9 @@ from fixloop.workflows.outcomes import Outcome, PhaseDone, RunDone, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.testrun import COMMAND_FAILURE, TESTS
 
-RUN_FIELDS = ("status", "reason", "command", "exit_code", "duration_ms", "output_file", "lines", "counts")
+# failures_total: the run kept at most testrun.MAX_FAILURES of them
+RUN_FIELDS: tuple[str, ...] = ("status", "reason", "command", "exit_code", "duration_ms", "output_file")
+RUN_FIELDS += ("lines", "counts", "failures_total")
 
 
 def _description(ctx: PhaseContext) -> str:

@@ -38,6 +38,24 @@ def _test_run(run: Mapping[str, Any] | None) -> str:
     )
 
 
+def _failures(collected: Mapping[str, Any], detail_lines: int) -> str:
+    """The failures the phase kept, after a line saying how many the run showed and which these are."""
+    failures = collected.get("failures") or []
+    total = (collected.get("test_run") or {}).get("failures_total")
+    given = len(failures)
+    listed = failures_text(failures, detail_lines)
+    if not given:
+        return listed
+    if not isinstance(total, int) or total <= given:
+        count = f"The test run showed {given} failure{'s' if given != 1 else ''}; all are below."
+    else:
+        count = (
+            f"The test run showed {total} failures; you are given the first {given} (1 to {given}, in the "
+            f"order the runner printed them). The other {total - given} are only in the whole output."
+        )
+    return f"{count}\n{listed}"
+
+
 def analyst_task(stack: object, collected: Mapping[str, Any]) -> str:
     categories = ", ".join(categories_for(stack))
     return sections(
@@ -48,7 +66,7 @@ def analyst_task(stack: object, collected: Mapping[str, Any]) -> str:
         ],
         [
             ("Test run", _test_run(collected.get("test_run"))),
-            ("Failures", failures_text(collected.get("failures") or [], ANALYSIS_DETAIL_LINES)),
+            ("Failures", _failures(collected, ANALYSIS_DETAIL_LINES)),
             ("The user's description", _description(collected.get("description"))),
         ],
         FAILURE_ANALYST,
@@ -64,7 +82,7 @@ def root_cause_task(collected: Mapping[str, Any]) -> str:
         ],
         [
             ("Test run", _test_run(collected.get("test_run"))),
-            ("Failures", failures_text(collected.get("failures") or [], ANALYSIS_DETAIL_LINES)),
+            ("Failures", _failures(collected, ANALYSIS_DETAIL_LINES)),
             ("Classification", json_text((collected.get("analysis") or {}).get("failures") or [])),
             ("The user's description", _description(collected.get("description"))),
         ],
