@@ -29,6 +29,8 @@ def test_approved_commands_are_remembered_for_that_project_only(tmp_path: Path, 
         {
             "digest": trust.commands_digest(commands),
             "commands": commands,
+            "bindings": {"lint": [], "tests": []},  # nothing but their text decides what they do
+            "binding_digest": trust.binding_digest(project, commands),
             "approved_at": "2025-12-06T05:46:40.000Z",
         }
     ]

@@ -68,8 +68,10 @@ def trust_project(root: Path, show: bool = False, config_file: str | None = None
             "message": "No verification command is set or found.",
         }
     if show:
-        approved = trust.is_approved(root, commands)
-        return {"status": "approved" if approved else "not_approved", "commands": listed}
+        reason = trust.not_approved_because(root, commands)
+        shown = {"status": "approved" if reason is None else "not_approved", "commands": listed}
+        earlier = trust.approved_before(reason).strip()  # an approval that no longer holds says why
+        return {**shown, "message": earlier} if earlier else shown
     path = trust.approve(root, commands, now_ms=timekeeping.now_ms(timekeeping.default_clock))
     return {
         "status": "approved",

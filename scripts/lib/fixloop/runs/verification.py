@@ -108,16 +108,21 @@ def require_approved(state: Mapping[str, Any], config: LoopConfig, project: Path
     """Refuse (VERIFY_COMMANDS_UNTRUSTED) to run commands the user has not approved for this project."""
     commands = configured_commands(config)
     decision = state.get("trust")
-    if not commands or (isinstance(decision, dict) and decision.get("commands") == commands):
-        return  # approved for this run (or declined: then the commands were cleared)
-    if state.get("trust_config") or trust.is_approved(project, commands):
+    if not commands or (
+        isinstance(decision, dict)
+        and decision.get("commands") == commands
+        and decision.get("binding") in (None, trust.binding_digest(project, commands))
+    ):
+        return  # approved for this run and still running what was approved (or declined: none to run)
+    reason = None if state.get("trust_config") else trust.not_approved_because(project, commands)
+    if reason is None:
         return
     raise FixloopError(
         "VERIFY_COMMANDS_UNTRUSTED",
         "fixloop runs the project's verification commands only once they are approved: "
         + "; ".join(f"{step} `{command}`" for step, command in commands.items())
-        + f". Approve them with `{engine_command('trust')}` in the project, or start the command with "
-        "--trust-config (approved for that run only).",
+        + f". {reason} Approve them with `{engine_command('trust')}` in the project, or start the command "
+        "with --trust-config (approved for that run only).",
         commands=commands,
     )
 

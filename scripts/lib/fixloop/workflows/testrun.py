@@ -30,6 +30,7 @@ from fixloop.runs import lifecycle
 from fixloop.runs.config import config_from_dump
 from fixloop.runs.lifecycle import Clock
 from fixloop.runs.shell_command import run_in_own_group
+from fixloop.runs.verification import require_approved
 from fixloop.store import layout
 from fixloop.workflows.testselect import detect_runner, matches, outcome, selection_command, short_name
 
@@ -72,6 +73,8 @@ def run_tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: 
     final = selected or command
     run_dir = Path(layout.run_dir(root, str(state["run_id"])))
     output = _output_path(run_dir, purpose)
+    project = Path(str(state.get("project_dir") or root))
+    require_approved(state, config, project)  # still what was approved: a script may have changed since
     log = lifecycle.run_log(state, clock)
     step = {
         "phase": params.get("phase"),
@@ -82,7 +85,6 @@ def run_tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: 
         "total_steps": int(params.get("total_steps") or 1),
     }
     log.emit("I", "STEP_START", **step)
-    project = Path(str(state.get("project_dir") or root))
     run = _execute(final, project, config.verify_timeout_seconds, output, clock)
     text, lines = _read_output(output)
     parsed = _parse(text, runner)

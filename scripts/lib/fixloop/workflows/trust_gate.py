@@ -61,8 +61,15 @@ def check(ctx: PhaseContext, attended: bool) -> Outcome | None:
             f"`{engine_command('init')}` in the project or set test_command in .claude/fixloop.json.",
         )
         return None
-    if trust.is_approved(ctx.root, commands):
-        state["trust"] = {"status": "approved", "by": "earlier approval", "commands": commands}
+    reason = trust.not_approved_because(ctx.root, commands)
+    binding = trust.binding_digest(ctx.root, commands)
+    if reason is None:
+        state["trust"] = {
+            "status": "approved",
+            "by": "earlier approval",
+            "commands": commands,
+            "binding": binding,
+        }
         return None
     if state.get("trust_config"):
         state["trust"] = {"status": "approved", "by": "--trust-config", "commands": commands}
@@ -72,13 +79,13 @@ def check(ctx: PhaseContext, attended: bool) -> Outcome | None:
         return PhaseFailed(
             UNTRUSTED,
             "fixloop runs the project's verification commands only once they are approved:\n"
-            f"{_listing(state)}\n{APPROVE_HOW}",
+            f"{_listing(state)}\n{trust.approved_before(reason)}{APPROVE_HOW}",
             details={"commands": commands},
         )
     return Ask(
         CONTEXT,
         "fixloop checks every round by running these commands from the repository in your project:\n"
-        f"{_listing(state)}\nRun them?",
+        f"{_listing(state)}\n{trust.approved_before(reason)}Run them?",
         (
             Option(APPROVE, "Run them, and remember them for this project until they change."),
             Option(SKIP, "Go on without running anything: the changes are not checked."),
@@ -93,7 +100,8 @@ def apply_answer(ctx: PhaseContext, label: str) -> None:
     commands = _commands(state)
     if label == APPROVE:
         trust.approve(ctx.root, commands, now_ms=ctx.now)
-        state["trust"] = {"status": "approved", "by": "answer", "commands": commands}
+        binding = trust.binding_digest(ctx.root, commands)
+        state["trust"] = {"status": "approved", "by": "answer", "commands": commands, "binding": binding}
     elif label == SKIP:
         state["trust"] = {"status": "declined", "commands": commands}
         config: dict[str, Any] = state.setdefault("config", {})
