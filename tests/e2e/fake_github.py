@@ -139,13 +139,16 @@ def _iso(moment: datetime) -> str:
 @dataclass(eq=False)
 class Actor:
     """A user, bot or organization. ``login`` is the GraphQL login: a bot ``name[bot]`` is ``name`` there
-    and ``name[bot]`` in REST, as on GitHub."""
+    and ``name[bot]`` in REST, as on GitHub. ``association`` is what GitHub's ``authorAssociation`` says of
+    the actor's comments (one repository is served per actor): COLLABORATOR unless a test sets it
+    (``model.actor("mallory", association="NONE")``); the viewer is OWNER."""
 
     login: str
     database_id: int
     id: str
     kind: str = "User"
     name: str | None = None
+    association: str = "COLLABORATOR"
 
     @property
     def typename(self) -> str:
@@ -491,7 +494,7 @@ class GitHubModel:
         self.actors: dict[str, Actor] = {}
         self.repositories: dict[tuple[str, str], Repository] = {}
         self.nodes: dict[str, Any] = {}
-        self.viewer = self.actor(viewer)
+        self.viewer = self.actor(viewer, association="OWNER")
         self.viewer.name = "Fixloop Bot"
 
     def _next(self) -> int:
@@ -514,15 +517,18 @@ class GitHubModel:
         self.nodes[node.id] = node
         return node
 
-    def actor(self, login: str, *, kind: str | None = None) -> Actor:
+    def actor(self, login: str, *, kind: str | None = None, association: str | None = None) -> Actor:
         """The actor named ``login`` (made on first use): a Bot for ``name[bot]``, else ``kind`` (User or
-        Organization, default User)."""
+        Organization, default User). ``association`` sets its authorAssociation (OWNER, MEMBER,
+        COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, NONE, ...)."""
         key = login.lower()
         if key not in self.actors:
             kind = "Bot" if login.endswith("[bot]") else kind or "User"
             prefix = {"Bot": "BOT", "Organization": "O"}.get(kind, "U")
             actor = Actor(login.removesuffix("[bot]"), self.database_id(), self.node_id(prefix), kind)
             self.actors[key] = self.register(actor)
+        if association is not None:
+            self.actors[key].association = association
         return self.actors[key]
 
     def add_repository(self, owner: str, name: str, *, default_branch: str = "main") -> Repository:
@@ -1421,7 +1427,7 @@ _Resolver = Callable[[Any, JSON, GraphQLContext], Any]
 _URL: _Resolver = lambda obj, _, ctx: _url(ctx, obj)  # noqa: E731
 _COMMENT_COMMON: dict[str, _Resolver] = {
     "url": _URL,
-    "authorAssociation": lambda obj, _, ctx: "OWNER" if obj.author is ctx.model.viewer else "MEMBER",
+    "authorAssociation": lambda obj, _, __: obj.author.association,
     "bodyText": lambda obj, _, __: obj.body,
     "updatedAt": lambda obj, _, __: obj.created_at,
     "includesCreatedEdit": lambda _, __, ___: False,
@@ -1748,7 +1754,7 @@ def _rest_issue_comment(comment: IssueComment, req: RestRequest) -> JSON:
         "user": _rest_user(comment.author, req),
         "created_at": comment.created_at,
         "updated_at": comment.created_at,
-        "author_association": "OWNER" if comment.author is pr.repository.model.viewer else "MEMBER",
+        "author_association": comment.author.association,
     }
 
 
@@ -1855,6 +1861,8 @@ class FakeGitHub:
         self._blob_secret = secrets.token_hex(16)
         self._failures: dict[str, dict[int, InjectedFailure]] = {}  # operation -> ordinal -> failure
         self._operation_counts: dict[str, int] = {}
+        self._tampering: dict[str, dict[int, Callable[[Any], Any]]] = {}  # operation -> ordinal -> change
+        self._tamper_counts: dict[str, int] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.certificates: Certificates | None = None
@@ -1990,6 +1998,25 @@ class FakeGitHub:
         failure = InjectedFailure(status, message, after_applying)
         self._failures.setdefault(operation, {})[base + nth] = failure
 
+    def tamper_operation(self, operation: str, change: Callable[[Any], Any], *, nth: int = 1) -> None:
+        """Answer the ``nth`` GraphQL request named ``operation`` (counted from now on, from 1) with
+        ``change(answer)`` instead of the real answer (a JSON document: ``change`` may edit it in place and
+        return it, or return anything else), as a broken proxy or server would."""
+        base = self._tamper_counts.get(operation, 0)
+        self._tampering.setdefault(operation, {})[base + nth] = change
+
+    def _tampered(self, path: str, body: Any, response: Response) -> Response:
+        if path != "/api/graphql" or not self._tampering or response.status != 200:
+            return response
+        operation = graphql_operation(body)
+        if operation is None or operation not in self._tampering:
+            return response
+        count = self._tamper_counts[operation] = self._tamper_counts.get(operation, 0) + 1
+        change = self._tampering[operation].pop(count, None)
+        if change is None:
+            return response
+        return Response.json(200, change(json.loads(response.body)), response.headers)
+
     def _injected_failure(self, path: str, body: Any) -> InjectedFailure | None:
         if path != "/api/graphql" or not self._failures:
             return None
@@ -2016,6 +2043,8 @@ class FakeGitHub:
                 failure = self._injected_failure(path, body) if authenticated else None
                 if failure is None or failure.after_applying:
                     response = self._respond(method, host, path, query, body, authorization, authenticated)
+                    if authenticated:
+                        response = self._tampered(path, body, response)
                 if failure is not None:
                     response = Response.error(failure.status, failure.message)
         except Exception:

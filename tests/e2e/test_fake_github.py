@@ -262,12 +262,13 @@ def test_review_threads_query_reads_threads_reviews_and_comments(
     github: FakeGitHub, github_checkout: Path
 ) -> None:
     pr = seeded_pr(github)
+    github.model.actor("alice", association="CONTRIBUTOR")
     open_thread = pr.add_thread(
         path="src/app.py",
         line=12,
         body="Handle None here.",
         author="coderabbitai[bot]",
-        replies=[("alice", "Why?")],
+        replies=[("alice", "Why?"), ("fixloop-bot", "Because.")],
     )
     old_thread = pr.add_thread(
         path="src/old.py", line=None, original_line=4, body="Typo.", is_outdated=True, is_resolved=True
@@ -289,6 +290,7 @@ def test_review_threads_query_reads_threads_reviews_and_comments(
                     "id": c.id,
                     "databaseId": c.database_id,
                     "author": author(c.author.rest_login),
+                    "authorAssociation": c.author.association,
                     "body": c.body,
                     "createdAt": c.created_at,
                     "url": f"{WEB}/octo/demo/pull/7#discussion_r{c.database_id}",
@@ -301,7 +303,10 @@ def test_review_threads_query_reads_threads_reviews_and_comments(
         node["id"]: node["comments"]["pageInfo"]["endCursor"] for node in pull["reviewThreads"]["nodes"]
     }
     # GraphQL gives a bot's login without the "[bot]" REST adds; __typename says it is a Bot
-    assert [c.author.login for c in open_thread.comments] == ["coderabbitai", "alice"]
+    assert [c.author.login for c in open_thread.comments] == ["coderabbitai", "alice", "fixloop-bot"]
+    # authorAssociation: COLLABORATOR unless a test sets it; the viewer owns the repository
+    served = pull["reviewThreads"]["nodes"][0]["comments"]["nodes"]
+    assert [c["authorAssociation"] for c in served] == ["COLLABORATOR", "CONTRIBUTOR", "OWNER"]
     assert pull == {
         "number": 7,
         "author": {"__typename": "User", "login": "alice"},
@@ -734,3 +739,20 @@ def test_the_nth_request_of_an_operation_fails_once(
     assert [len(t.comments) for t in threads] == [2, 2 if after_applying else 1, 2]
     assert [r.status for r in github.graphql_requests()] == [200, 502, 200]
     assert reply(threads[1]).returncode == 0  # once only
+
+
+def test_an_answer_can_be_tampered_with_once(github: FakeGitHub, github_checkout: Path) -> None:
+    """A broken proxy or server: the nth answer of an operation is replaced by what `change` makes of it."""
+    pr = seeded_pr(github)
+    pr.add_thread(path="src/app.py", line=3, body="Rename this.")
+
+    def change(answer: Any) -> Any:
+        answer["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"] = {"not": "a list"}
+        return answer
+
+    github.tamper_operation("PullRequestReviewThreads", change, nth=2)
+    pages = [review_threads_page(github, github_checkout, None) for _ in range(3)]
+    threads = [page["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"] for page in pages]
+    assert threads[1] == {"not": "a list"}
+    assert threads[0] == threads[2] and len(threads[0]) == 1
+    assert [r.status for r in github.graphql_requests()] == [200, 200, 200]

@@ -25,6 +25,19 @@ TerminationReason = Literal[
 ]
 VerificationChoice = Literal["rollback", "continue", "manual"]
 QuestionMode = Literal["auto", "ask", "default"]
+# GitHub's CommentAuthorAssociation: how a comment's author is related to the repository.
+AuthorAssociation = Literal[
+    "OWNER",
+    "MEMBER",
+    "COLLABORATOR",
+    "CONTRIBUTOR",
+    "FIRST_TIME_CONTRIBUTOR",
+    "FIRST_TIMER",
+    "MANNEQUIN",
+    "NONE",
+]
+# The associations of accounts with write access: whose review threads fix-pr-review acts on by default.
+WRITE_ACCESS: tuple[AuthorAssociation, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
 # The current model of that family. The hooks pass it as the Agent tool's `model`, which takes only these
 # aliases: Claude Code (2.1.328) refuses the whole call when it is given a full model id.
 ModelName = Literal["haiku", "sonnet", "opus"]
@@ -116,6 +129,12 @@ class LoopConfig(Contract):
     )
     pr_include_bots: bool = Field(
         default=False, description="fix-pr-review also answers review threads opened by bots."
+    )
+    pr_trusted_associations: list[AuthorAssociation] = Field(
+        default_factory=lambda: list(WRITE_ACCESS),
+        max_length=8,
+        description="fix-pr-review acts only on review threads opened by accounts whose GitHub "
+        "authorAssociation is one of these (default: write access); the others are left alone and listed.",
     )
     pr_resolve_threads: bool = Field(
         default=False, description="fix-pr-review resolves a review thread once its fix is committed."

@@ -9,6 +9,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fixloop.core.errors import FixloopError
+from fixloop.core.redact import redact
+from fixloop.github import shapes
 from fixloop.github.gh import Gh
 
 PR_FIELDS = "number,state,headRefName,baseRefName,author,url,title,headRefOid"
@@ -106,13 +108,32 @@ def view_pull_request(gh: Gh, ref: PullRequestRef) -> dict[str, Any]:
         "host": parts.netloc.lower() or None,
         "owner": path[1] if path else None,
         "name": path[2] if path else None,
-        "title": str(document.get("title") or ""),
+        "title": redact(str(document.get("title") or "")),
         "state": str(document.get("state") or ""),
         "head_ref": str(document.get("headRefName") or ""),
         "base_ref": str(document.get("baseRefName") or ""),
         "head_oid": str(document.get("headRefOid") or ""),
         "author": str(author.get("login") or "") if isinstance(author, dict) else "",
     }
+
+
+def viewer_login(gh: Gh, host: str | None) -> str:
+    """The login of the account gh acts as on `host` (gh's default host when None): `gh api user`.
+    GH_AUTH_REQUIRED when gh has no user there (a token of an app has none), GITHUB_BAD_RESPONSE when the
+    answer holds no login."""
+    result = gh.run("api", "user", *(["--hostname", host] if host else []))
+    if not result.ok:
+        raise FixloopError(
+            "GH_AUTH_REQUIRED",
+            "fixloop cannot tell which GitHub account gh acts as (`gh api user` failed): log in as a user "
+            f"with `gh auth login`. gh says: {result.error_text()}",
+            suggestion="gh auth login",
+        )
+    document = _json(result.stdout)
+    user = shapes.obj(document, "$") if document is not None else None
+    if user is None:
+        raise shapes.bad("$", "a JSON object", result.stdout.strip())
+    return shapes.required_text(shapes.field(user, "login", "$"), "$.login")
 
 
 def comment_on_pull_request(gh: Gh, url: str, body: str) -> str:

@@ -1,14 +1,15 @@
 """The GraphQL the engine sends to GitHub: every query and mutation text, in one place.
 
 Connections are read 100 nodes a page (GitHub's limit) and followed with their `endCursor`. An author is
-read with its `__typename`: GraphQL gives a bot's login without the `[bot]` that REST adds.
+read with its `__typename`: GraphQL gives a bot's login without the `[bot]` that REST adds. A thread's
+comments come with their author's `authorAssociation` (write access or not: workflows.pr.filtering).
 """
 
 from __future__ import annotations
 
 PAGE_SIZE = 100
 
-_COMMENT_FIELDS = "id databaseId author { __typename login } body createdAt url"
+_COMMENT_FIELDS = "id databaseId author { __typename login } authorAssociation body createdAt url"
 
 REVIEW_THREADS_QUERY = f"""\
 query PullRequestReviewThreads($owner: String!, $name: String!, $number: Int!, $cursor: String) {{
@@ -78,7 +79,7 @@ query ReviewThreadsLatestComments($ids: [ID!]!) {{
   nodes(ids: $ids) {{
     ... on PullRequestReviewThread {{
       id isResolved
-      comments(last: {PAGE_SIZE}) {{ nodes {{ id databaseId body url }} }}
+      comments(last: {PAGE_SIZE}) {{ nodes {{ id databaseId author {{ __typename login }} body url }} }}
     }}
   }}
 }}

@@ -8,8 +8,11 @@ from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed, RunDone, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.pr import performers
-from fixloop.workflows.pr.filtering import filter_threads
+from fixloop.workflows.pr.account import viewer
+from fixloop.workflows.pr.filtering import Who, filter_threads, outsiders
 from fixloop.workflows.pr.record import missing, pr_record, prepared
+
+MAX_NAMED = 10  # threads named in the final message; the warning's `threads` lists every one
 
 
 def _failed(result: dict[str, Any], fallback: str) -> PhaseFailed:
@@ -30,6 +33,7 @@ class InitPhase(Phase):
             return _failed(result, "PR_PREFLIGHT_FAILED")
         pr = result["pr"]
         pr_record(ctx.state)["pr"] = pr
+        pr_record(ctx.state)["viewer"] = result["viewer"]
         return PhaseDone("success", {"pr": pr["number"], "url": pr["url"], "head_ref": pr["head_ref"]})
 
 
@@ -60,21 +64,47 @@ class FetchPhase(Phase):
 
 
 class FilterPhase(Phase):
-    """Phase 2 (code only): drop resolved, outdated, own, bot and already answered threads."""
+    """Phase 2 (code only): drop resolved, outdated, own, bot, already answered threads and those opened by
+    accounts without write access (workflows.pr.filtering)."""
 
     def step(self, ctx: PhaseContext) -> Outcome:
         record = prepared(ctx, "fetched")
         if record is None:
             return PhaseFailed(*missing(ctx, "fetched"))
-        author = str(record["pr"].get("author") or "")
-        kept, dropped = filter_threads(record["fetched"]["threads"], author, ctx.config.pr_include_bots)
+        login = viewer(ctx)
+        if not isinstance(login, str):
+            return login
+        who = Who(
+            pr_author=str(record["pr"].get("author") or ""),
+            viewer=login,
+            include_bots=ctx.config.pr_include_bots,
+            trusted=tuple(ctx.config.pr_trusted_associations),
+        )
+        threads = record["fetched"]["threads"]
+        kept, dropped = filter_threads(threads, who)
         record["kept"] = kept
         record["dropped"] = dropped
         counts = {"kept": len(kept), **{reason: len(ids) for reason, ids in dropped.items()}}
         ctx.emit("I", "ANALYSIS_RESULT", analysis_type="pr_review_filter", result=counts)
         left = ", ".join(f"{reason} {len(ids)}" for reason, ids in dropped.items() if ids) or "none"
-        total = len(record["fetched"]["threads"])
-        ctx.data["final_lines"] = [f"Review threads: {len(kept)} of {total} to answer (left alone: {left})."]
+        ctx.data["final_lines"] = [
+            f"Review threads: {len(kept)} of {len(threads)} to answer (left alone: {left})."
+        ]
+        strangers = outsiders(threads, set(dropped["no_write_access"]))
+        if strangers:
+            named = "; ".join(
+                f"{item['thread']} by {item['author']} ({item['association']}) "
+                f"on {item['file']}:{item['line']}"
+                for item in strangers[:MAX_NAMED]
+            )
+            more = f" and {len(strangers) - MAX_NAMED} more" if len(strangers) > MAX_NAMED else ""
+            message = (
+                f"{len(strangers)} thread(s) left alone: opened by accounts without write access to the "
+                f"repository (allowed: {', '.join(who.trusted)}; config pr_trusted_associations): "
+                f"{named}{more}."
+            )
+            ctx.warn("THREADS_WITHOUT_WRITE_ACCESS", message, threads=strangers)
+            ctx.data["final_lines"].append(message)
         if not kept:
             return RunDone("success", "success", "no_open_threads", counts)
         return PhaseDone("success", counts)

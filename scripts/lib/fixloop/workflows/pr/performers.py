@@ -12,6 +12,7 @@ from typing import Any
 from fixloop.core.errors import FixloopError
 from fixloop.github import markers, pulls
 from fixloop.github import threads as gh_threads
+from fixloop.github.comments import is_own
 from fixloop.github.gh import Gh
 from fixloop.github.preflight import preflight
 from fixloop.runs.lifecycle import Clock
@@ -25,6 +26,7 @@ FETCH = "pr-fetch"
 COMMIT = "pr-commit"
 POST = "pr-post"
 SUMMARY = "pr-summary"
+VIEWER = "pr-viewer"
 
 
 def failure(error: FixloopError) -> dict[str, Any]:
@@ -36,12 +38,19 @@ def project_of(state: dict[str, Any]) -> Path:
 
 
 def _preflight(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
+    """The pull request, checked (github.preflight), and the login of the account gh acts as there."""
     project = project_of(state)
+    gh = Gh(project)
     try:
-        return {
-            "ok": True,
-            "pr": preflight(Gh(project), str(params.get("pr") or ""), gitfiles.current_branch(project)),
-        }
+        pr = preflight(gh, str(params.get("pr") or ""), gitfiles.current_branch(project))
+        return {"ok": True, "pr": pr, "viewer": pulls.viewer_login(gh, pr.get("host"))}
+    except FixloopError as error:
+        return failure(error)
+
+
+def _viewer(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
+    try:
+        return {"ok": True, "login": pulls.viewer_login(Gh(project_of(state)), params.get("host"))}
     except FixloopError as error:
         return failure(error)
 
@@ -72,13 +81,15 @@ def _commit(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Cl
 
 
 def _summary(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
-    """Post the run's summary comment once: a comment that carries this run's summary marker is kept."""
+    """Post the run's summary comment once: a comment by the run's gh account (`viewer`) that carries this
+    run's summary marker is kept; the marker in anyone else's comment is not the summary."""
     gh = Gh(project_of(state))
     pr = params["pr"]
     marker = markers.summary_marker(str(state["run_id"]))
     try:
+        viewer = str(params.get("viewer") or "") or pulls.viewer_login(gh, pr.get("host"))
         for item in gh_threads.fetch_conversation(gh, pr):
-            if item.get("marker") == marker:
+            if item.get("marker") == marker and is_own(item, viewer):
                 return {"ok": True, "url": item.get("url"), "found": True}
         url = pulls.comment_on_pull_request(gh, str(pr["url"]), markers.with_marker(params["body"], marker))
     except FixloopError as error:
@@ -92,3 +103,4 @@ def register() -> None:
     work.register(COMMIT, _commit)
     work.register(POST, posting.post_replies)
     work.register(SUMMARY, _summary)
+    work.register(VIEWER, _viewer)

@@ -14,6 +14,7 @@ from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.pr import performers
+from fixloop.workflows.pr.account import viewer
 from fixloop.workflows.pr.record import missing, prepared
 
 PREVIEW_CHARS = 300
@@ -46,7 +47,11 @@ class PostPhase(Phase):
         held = held_back(drafts)
         result = ctx.work_result(performers.POST)
         if result is None:
-            return Work(performers.POST, {"resolve": ctx.config.pr_resolve_threads, "hold": held})
+            login = viewer(ctx)
+            if not isinstance(login, str):
+                return login
+            params = {"resolve": ctx.config.pr_resolve_threads, "hold": held, "viewer": login}
+            return Work(performers.POST, params)
         if not result.get("ok"):
             return PhaseFailed(str(result.get("code")), f"No reply posted: {result.get('message')}")
         posted = record.get("posted") or {}

@@ -1,9 +1,10 @@
 """Phase 6's engine work: post each reply draft once, recording every posted comment in the run at once.
 
-Before posting, the threads' latest comments are read from GitHub: a thread that already carries the
-draft's marker (`<!-- fixloop: run RUN thread THREAD -->`, RUN being the run that drafted it) is not
-posted to again, whatever the run state says, so a crash between posting and recording never doubles a
-reply. Each posted comment's id is written to the run state right after it is posted.
+Before posting, the threads' latest comments are read from GitHub: a thread that already holds a comment
+by the run's gh account (`viewer`) with the draft's marker (`<!-- fixloop: run RUN thread THREAD -->`, RUN
+being the run that drafted it) is not posted to again, whatever the run state says, so a crash between
+posting and recording never doubles a reply. The same marker in another account's comment is not the
+reply: it is posted. Each posted comment's id is written to the run state right after it is posted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from fixloop.core import timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.github import markers
 from fixloop.github import threads as gh_threads
+from fixloop.github.comments import is_own
 from fixloop.github.gh import Gh
 from fixloop.runs import lifecycle
 from fixloop.runs.lifecycle import Clock
@@ -31,7 +33,8 @@ def _save(root: Path, run_id: str, thread_id: str, entry: dict[str, Any], clock:
 
 
 def post_replies(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
-    """Post the run's drafts not yet posted, but those of the threads in `params["hold"]`;
+    """Post the run's drafts not yet posted, but those of the threads in `params["hold"]`, as gh's account
+    `params["viewer"]`;
     {"ok", "posted", "found", "resolved", "failed"}."""
     run_id = str(state["run_id"])
     record = state["pr_review"]
@@ -41,6 +44,7 @@ def post_replies(root: Path, state: dict[str, Any], params: dict[str, Any], cloc
     gh = Gh(Path(str(state["project_dir"])))
     outcome: dict[str, Any] = {"ok": True, "posted": [], "found": [], "resolved": [], "failed": {}}
     hold = set(params.get("hold") or [])
+    viewer = str(params["viewer"])
     todo = [draft for draft in drafts if draft["thread_id"] not in posted and draft["thread_id"] not in hold]
     try:
         latest = gh_threads.latest_comments(gh, host, [draft["thread_id"] for draft in todo]) if todo else {}
@@ -49,7 +53,9 @@ def post_replies(root: Path, state: dict[str, Any], params: dict[str, Any], cloc
     for draft in todo:
         thread_id = str(draft["thread_id"])
         marker = markers.reply_marker(str(draft["run_id"]), thread_id)
-        existing = next((c for c in latest.get(thread_id, []) if c.get("marker") == marker), None)
+        existing = next(
+            (c for c in latest.get(thread_id, []) if c.get("marker") == marker and is_own(c, viewer)), None
+        )
         if existing is not None:
             entry = {"comment_id": existing["id"], "url": existing.get("url"), "found": True}
             outcome["found"].append(thread_id)

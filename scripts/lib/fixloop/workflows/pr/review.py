@@ -55,8 +55,9 @@ class PrReviewPhase(ReviewPhase):
         if not isinstance(outcome, PhaseDone) or not wanted:
             return outcome
         ctx.data["done"] = {"status": outcome.status, "summary": outcome.summary}
-        pr = pr_record(ctx.state)["pr"]
-        return Work(performers.SUMMARY, {"pr": pr, "body": summary_body(ctx.state)})
+        record = pr_record(ctx.state)
+        params = {"pr": record["pr"], "viewer": record.get("viewer"), "body": summary_body(ctx.state)}
+        return Work(performers.SUMMARY, params)
 
     def _after_summary(self, ctx: PhaseContext, done: dict[str, Any]) -> Outcome:
         result = ctx.work_result(performers.SUMMARY) or {}
