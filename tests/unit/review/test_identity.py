@@ -34,7 +34,7 @@ from fixloop.review.issue_registry import IssueRegistry
         ("Don't swallow the reviewer's error", set(), {"dont", "swallo", "review", "error"}),
         ("Version 1.2.3 pinned\n\tin  two places!", {"1.2.3"}, {"vers", "pin", "two", "plac"}),
         ("Call to `save(user)` at line 12 is not awaited", {"save"}, {"call", "await"}),
-        ("user_id and getUser() in src/app.py:40 (see L12)", {"user_id", "getuser", "src/app.py"}, {"se"}),
+        ("user_id and getUser() in src/app.py:40 (see L12)", {"user_id", "getuser", "src/app.py"}, set()),
         ("\u201cSmart\u201d and \u2018curly\u2019 quotes, e.g. here", {"smart", "curly"}, {"quot"}),
     ],
 )

@@ -63,7 +63,7 @@ _STOP_TEXT = (
     "a an the is are was were be been being am it its this that these those there here of in on at to for by "
     "with from into onto as and or but so if when then than not no never may might can could should would "
     "will must shall do does did has have had which who what where while also any all some each every very "
-    "too only just before after without within via per about line lines"
+    "too only just before after without within via per about see line lines"
 )
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "es", "ly", "s", "e")
