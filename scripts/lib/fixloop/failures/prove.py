@@ -32,7 +32,7 @@ _AT = re.compile(r"^#   at (\S+) line (\d+)\.\s*$")
 _NOT_OK = re.compile(r"^not ok (\d+)(?: - (.*?))?(?:\s+#\s*(TODO|SKIP)\b.*)?\s*$", re.IGNORECASE)
 _TOTALS = re.compile(r"^Files=(\d+), Tests=(\d+),")
 _RESULT = re.compile(r"^Result: (PASS|FAIL|NOTESTS)\s*$")
-_MAX_NUMBERS = 100_000  # failed test numbers read from one `Failed tests:` line
+_MAX_NUMBERS = 10_000  # failed test numbers read from the whole report
 _MAX_LINE_CHARS = 20_000
 
 
@@ -51,6 +51,7 @@ def parse_prove(text: str) -> Parsed:
     pending_name: str | None = None
     current: str | None = None
     in_report = False
+    failed_read = 0
     tests_total: int | None = None
     for line in lines:
         if line.strip() == _REPORT:
@@ -61,7 +62,8 @@ def parse_prove(text: str) -> Parsed:
             tests_total, in_report = to_int(totals.group(2)), False
             continue
         if in_report:
-            current = _read_report_line(line, current, files)
+            current, added = _read_report_line(line, current, files, _MAX_NUMBERS - failed_read)
+            failed_read += added
             continue
         if header:
             current = header.group(1)
@@ -92,28 +94,34 @@ def parse_prove(text: str) -> Parsed:
     return Parsed(runner=RUNNER, failures=tuple(failures), counts=counts, run_error=run_error)
 
 
-def _read_report_line(line: str, current: str | None, files: dict[str, _File]) -> str | None:
+def _read_report_line(
+    line: str, current: str | None, files: dict[str, _File], room: int
+) -> tuple[str | None, int]:
+    """The file the report speaks of after `line`, and how many failed numbers the line added (at most
+    `room`)."""
     summary, numbers, problem = _FILE_SUMMARY.match(line), _FAILED_NUMBERS.match(line), _PROBLEM.match(line)
     if summary:
         current = summary.group(1)
         files.setdefault(current, _File())
     elif numbers and current is not None:
-        files[current].failed_numbers += _numbers(numbers.group(1))
+        added = _numbers(numbers.group(1), room)
+        files[current].failed_numbers += added
+        return current, len(added)
     elif problem and current is not None:
         files[current].problems.append(problem.group(1))
-    return current
+    return current, 0
 
 
-def _numbers(text: str) -> list[int]:
-    """`2, 4-6` -> [2, 4, 5, 6] (at most _MAX_NUMBERS of them)."""
+def _numbers(text: str, limit: int) -> list[int]:
+    """`2, 4-6` -> [2, 4, 5, 6] (at most `limit` of them)."""
     found: list[int] = []
     for part in text.split(","):
+        if len(found) >= limit:
+            break
         first, _, last = part.strip().partition("-")
         start, end = to_int(first.strip()), to_int(last.strip() or first.strip())
         if start is not None and end is not None and start <= end:
-            found += range(start, min(end, start + _MAX_NUMBERS - len(found) - 1) + 1)
-        if len(found) >= _MAX_NUMBERS:
-            break
+            found += range(start, min(end, start + limit - len(found) - 1) + 1)
     return found
 
 

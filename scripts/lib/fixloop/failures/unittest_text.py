@@ -35,10 +35,11 @@ _LIBRARY = re.compile(r"/lib/python\d|[\\/]site-packages[\\/]|[\\/]unittest[\\/]
 _FIXTURES = frozenset({"setUpClass", "tearDownClass", "setUpModule", "tearDownModule"})
 _LOADER_FAILURE = "unittest.loader._FailedTest."
 _MAX_HEADER_LINES = 5
+_MESSAGES = {"FAIL": "failed", "ERROR": "error", "unexpected success": "unexpected success"}
 _MAX_LINE_CHARS = 20_000
 
 
-def test_id(description: str) -> str:
+def unittest_id(description: str) -> str:
     """unittest's id of the test a description names: `test_b (m.Case.test_b) (x=1)` -> `m.Case.test_b (x=1)`
     (Python 3.10 prints `test_b (m.Case)`)."""
     match = _DESCRIPTION.match(description.strip())
@@ -77,11 +78,11 @@ def parse_unittest(text: str) -> Parsed:
         unexpected, status = _UNEXPECTED.match(line), _STATUS.match(line)
         ran_match, result = _RAN.match(line), _RESULT.match(line)
         if unexpected:
-            identifier = test_id(unexpected.group(1))
+            identifier = unittest_id(unexpected.group(1))
             failures.append(Failure(RUNNER, identifier, "test", "unexpected success"))
         elif status:
             described = status.group(1) if _DESCRIPTION.match(status.group(1)) else lines[index - 2]
-            statuses.append((test_id(described), status.group(2)))
+            statuses.append((unittest_id(described), status.group(2)))
         elif ran_match:
             ran = to_int(ran_match.group(1))
         elif result and (ran is not None or result.group(2)):
@@ -90,8 +91,7 @@ def parse_unittest(text: str) -> Parsed:
     named = {failure.test_id for failure in failures}
     for identifier, outcome in statuses:  # a cut-off output: the status line is all that is left
         if identifier not in named:
-            message = "unexpected success" if outcome == "unexpected success" else outcome.lower()
-            failures.append(Failure(RUNNER, identifier, _kind(identifier, outcome), message))
+            failures.append(Failure(RUNNER, identifier, _kind(identifier, outcome), _MESSAGES[outcome]))
     counts = _counts(ran, totals, summary_seen)
     kept = unique(failures)
     run_error = bool(kept) and all(failure.kind == "error" for failure in kept)
@@ -114,14 +114,14 @@ def _read_block(lines: list[str], start: int) -> tuple[Failure, int]:
     while index < len(lines) and lines[index] not in (_SEPARATOR_EQUALS, _SEPARATOR_DASHES):
         index += 1
     body = lines[body_start:index]
-    identifier = test_id(description)
+    identifier = unittest_id(description)
     file, line = _place(body)
     return (
         Failure(
             RUNNER,
             identifier,
             _kind(identifier, outcome),
-            _message(body) or outcome.lower(),
+            _message(body) or _MESSAGES[outcome],
             file=file,
             line=line,
             details=block(body),
