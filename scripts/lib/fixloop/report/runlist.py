@@ -11,7 +11,7 @@ from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import started_review
 from fixloop.review.views import final_round
 from fixloop.runs.lifecycle import RUN_STATUSES
-from fixloop.runs.listing import run_states
+from fixloop.runs.listing import listed_runs, run_facts
 from fixloop.runs.phases import known_workflow
 
 
@@ -35,17 +35,29 @@ def remaining_issues(state: Mapping[str, Any]) -> int | None:
     return len(final["issues"]) if final is not None else None
 
 
-def run_row(state: Mapping[str, Any]) -> dict[str, Any]:
-    ended = state.get("ended_at_ms")
+def outcome_facts(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What run list adds to the run index's facts of each run."""
+    return {"termination_reason": termination_reason(state), "remaining_issues": remaining_issues(state)}
+
+
+def row_of(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """A run list row from a run's indexed facts (runs.listing.run_facts with outcome_facts)."""
+    ended = facts.get("ended_at_ms")
+    extra = facts.get("extra")
+    extra = extra if isinstance(extra, Mapping) else {}
     return {
-        "run_id": state["run_id"],
-        "workflow": state.get("workflow"),
-        "status": state.get("status"),
-        "started": state.get("created_at"),
+        "run_id": facts["run_id"],
+        "workflow": facts.get("workflow"),
+        "status": facts.get("status"),
+        "started": facts.get("created_at"),
         "ended": utc_timestamp_ms(ended / 1000) if isinstance(ended, int) else None,
-        "termination_reason": termination_reason(state),
-        "remaining_issues": remaining_issues(state),
+        "termination_reason": extra.get("termination_reason"),
+        "remaining_issues": extra.get("remaining_issues"),
     }
+
+
+def run_row(state: Mapping[str, Any]) -> dict[str, Any]:
+    return row_of({**run_facts(state), "extra": outcome_facts(state)})
 
 
 def list_runs(
@@ -65,12 +77,12 @@ def list_runs(
         raise FixloopError(
             "INVALID_ARGUMENT", "--limit must be 1 or more.", argument="--limit", received=limit
         )
-    found = run_states(root)
+    found = listed_runs(root, outcome_facts)
     rows = [
-        run_row(state)
-        for state in found.states
-        if (workflow is None or state.get("workflow") == workflow)
-        and (status is None or state.get("status") == status)
+        row_of(facts)
+        for facts in found.facts
+        if (workflow is None or facts.get("workflow") == workflow)
+        and (status is None or facts.get("status") == status)
     ]
     if limit is not None:
         rows = rows[:limit]
