@@ -190,3 +190,92 @@ def test_run_without_log(git_project: Path, fake_clock: FakeClock) -> None:
     run_id = creation.start_run("review", root=git_project, log=False)["state"]["run_id"]
     exit_code, document = invoke_json("log", "show", run_id)
     assert (exit_code, document["error"]["code"]) == (2, "NO_LOG")
+
+
+def _out_of_order_log(root: Path) -> tuple[Path, list[dict[str, Any]], list[bytes]]:
+    """A log whose lines are out of time order (ties included), with text that is not ASCII, nested values
+    and damaged lines; its events, and its lines."""
+    events = [
+        {"ts": "2025-12-06T05:46:45.000Z", "level": "I", "type": "SESSION_END", "status": "failed"},
+        {"ts": "2025-12-06T05:46:40.000Z", "level": "I", "type": "SESSION_START", "workflow": "review"},
+        {"ts": "2025-12-06T05:46:43.000Z", "level": "E", "type": "ERROR", "code": "X", "message": "é\n“q”"},
+        {
+            "ts": "2025-12-06T05:46:41.000Z",
+            "level": "X",
+            "type": "CONFIDENCE_DECISION",
+            "nested": {"a": [1, {}]},
+        },
+        {"ts": "2025-12-06T05:46:43.000Z", "level": "E", "type": "AGENT_FAILURE", "agent": "code-reviewer"},
+        {
+            "ts": "2025-12-06T05:46:42.000Z",
+            "level": "I",
+            "type": "PHASE_END",
+            "phase": "phase_0",
+            "empty": [],
+        },
+    ]
+    lines = [json.dumps(event, ensure_ascii=False).encode() for event in events]
+    lines[3:3] = [b'{"half": ', b"[]"]
+    path = root / "logs" / "run.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path, events, lines
+
+
+def test_streamed_answers_equal_the_whole_log_sorted(git_project: Path) -> None:
+    """show, errors and timeline write, one event at a time, exactly what sorting the whole log wrote."""
+    from fixloop.store.logtext import render_text
+
+    path, events, _lines = _out_of_order_log(git_project)
+    in_time = sorted(events, key=lambda event: event["ts"])
+    corrupt = [
+        {"line": 4, "reason": "invalid JSON: Expecting value", "preview": '{"half": '},
+        {"line": 5, "reason": "not a JSON object", "preview": "[]"},
+    ]
+
+    def listing(selected: list[dict[str, Any]]) -> str:
+        document = {
+            "log_file": str(path),
+            "count": len(selected),
+            "events": selected,
+            "corrupt_lines": corrupt,
+        }
+        return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+    assert invoke("log", "show", "logs/run.jsonl") == (0, listing(in_time))
+    errors = [event for event in in_time if event["level"] == "E"]
+    assert [event["type"] for event in errors] == ["ERROR", "AGENT_FAILURE"]  # equal times: file order
+    assert invoke("log", "errors", "logs/run.jsonl") == (0, listing(errors))
+    assert invoke("log", "show", "logs/run.jsonl", "--type", "NONE") == (0, listing([]))
+    timeline = "".join(render_text(event) + "\n" for event in in_time)
+    assert invoke("log", "timeline", "logs/run.jsonl") == (0, timeline)
+
+
+def test_the_streamed_summary_equals_the_summary_document(git_project: Path) -> None:
+    from fixloop.report.logquery import summary
+
+    path, events, _lines = _out_of_order_log(git_project)
+    code, output = invoke("log", "summary", "logs/run.jsonl")
+    document = {"log_file": str(path), **summary(path)}
+    assert (code, output) == (0, json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    assert document["confidence_decisions"] == [events[3]]
+    assert document["phases"] == [{"phase": "phase_0", "status": None, "duration_ms": None}]
+    assert (document["session_start"], document["session_end"]) == (events[1], events[0])
+    assert (document["event_count"], document["corrupt_lines"]) == (6, 2)
+
+
+def test_write_streamed_writes_what_print_json_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    from fixloop.cli.log import write_streamed
+    from fixloop.cli.output import print_json
+
+    values: list[Any] = [[], [{"a": {"b": [1, 2]}}, "ü", None, 1.5], {"k": []}, "line\nbreak", 0, None]
+    document = {f"key {number}": value for number, value in enumerate(values)}
+    print_json(document)
+    expected = capsys.readouterr().out
+    streamed = {key: iter(value) if isinstance(value, list) else value for key, value in document.items()}
+    write_streamed(streamed)
+    assert capsys.readouterr().out == expected
+    write_streamed({})
+    print_json({})
+    written, printed = capsys.readouterr().out.split("\n")[:2]
+    assert written == printed == "{}"

@@ -8,7 +8,7 @@ import pytest
 
 from fixloop.core.errors import FixloopError
 from fixloop.report import logquery
-from fixloop.report.logquery import CorruptLine, errors, parse_log, read_log, show, summary, timeline
+from fixloop.report.logquery import CorruptLine, errors, scan_log, show, summary, timeline
 from fixloop.store import layout
 from fixloop.store.logwriter import EventLog
 from fixloop.store.statestore import StateStore
@@ -73,9 +73,10 @@ def log(tmp_path: Path) -> Path:
 
 
 def test_corrupt_lines_are_reported_not_fatal(log: Path) -> None:
-    contents = read_log(log)
-    assert len(contents.events) == 10
-    assert contents.corrupt == [
+    with scan_log(log) as scan:
+        assert (scan.count, scan.corrupt_count, len(list(scan.events()))) == (10, 3, 10)
+        corrupt = list(scan.corrupt_lines())
+    assert corrupt == [
         CorruptLine(
             6,
             "invalid JSON: Unterminated string starting at",
@@ -86,10 +87,13 @@ def test_corrupt_lines_are_reported_not_fatal(log: Path) -> None:
     ]
 
 
-def test_invalid_utf8_is_a_corrupt_line_not_a_crash() -> None:
-    contents = parse_log(b"\xff\xfe\n" + dumps(START) + b"\n")
-    assert contents.events == [START]
-    assert [(line.line, line.reason.split(":")[0]) for line in contents.corrupt] == [(1, "invalid JSON")]
+def test_invalid_utf8_is_a_corrupt_line_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"\xff\xfe\n" + dumps(START) + b"\n")
+    with scan_log(path) as scan:
+        assert list(scan.events()) == [START]
+        corrupt = [(line.line, line.reason.split(":")[0]) for line in scan.corrupt_lines()]
+    assert corrupt == [(1, "invalid JSON")]
 
 
 def test_show_sorts_by_time_keeping_file_order_for_ties(log: Path) -> None:
@@ -194,7 +198,7 @@ def test_timeline_matches_the_text_log_the_writer_wrote(tmp_path: Path) -> None:
 
 def test_a_missing_log(tmp_path: Path) -> None:
     with pytest.raises(FixloopError) as caught:
-        read_log(tmp_path / "nope.jsonl")
+        scan_log(tmp_path / "nope.jsonl")
     assert caught.value.code == "LOG_NOT_FOUND"
 
 

@@ -7,21 +7,21 @@ JSON; timeline prints the text timeline (one line per event, in time order).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import click
 
 from fixloop.cli.listing import ListedGroup
-from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import is_run_id
 from fixloop.report import logquery
 from fixloop.runs.listing import resolve_alias
 from fixloop.store import layout
-from fixloop.store.logtext import LEVEL_LABELS, render_text
+from fixloop.store.logtext import LEVEL_LABELS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,17 +59,43 @@ def log_path(value: str) -> Path:
     return logquery.log_path(root, resolve_alias(root, value))
 
 
-def filtered(
-    contents: logquery.LogContents, types: tuple[str, ...], levels: tuple[str, ...]
-) -> list[dict[str, Any]]:
-    wanted_types = set(types) or None
-    wanted_levels = normalize_levels(levels)
-    return [
-        event
-        for event in logquery.by_time(contents.events)
-        if (wanted_types is None or event["type"] in wanted_types)
-        and (wanted_levels is None or event["level"] in wanted_levels)
-    ]
+def write_streamed(document: dict[str, Any]) -> None:
+    """`document` on stdout exactly as print_json writes it, but each value that is an iterable other than
+    a list, dict or string (an event stream, a spool) written item by item, never held whole."""
+    out = sys.stdout
+    out.write("{")
+    for number, (key, value) in enumerate(document.items()):
+        out.write(("," if number else "") + "\n  " + _dumps(key) + ": ")
+        if isinstance(value, Iterable) and not isinstance(value, (str, bytes, list, tuple, dict)):
+            _write_array(out, value)
+        else:
+            out.write(_dumps(value).replace("\n", "\n  "))
+    out.write("\n}\n" if document else "}\n")
+    out.flush()
+
+
+def write_listing(path: Path, scan: logquery.LogScan) -> None:
+    """The listing `{log_file, count, events, corrupt_lines}`, streamed."""
+    corrupt = (
+        {"line": item.line, "reason": item.reason, "preview": item.preview} for item in scan.corrupt_lines()
+    )
+    write_streamed(
+        {"log_file": str(path), "count": scan.count, "events": scan.events(), "corrupt_lines": corrupt}
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _write_array(out: TextIO, items: Iterable[Any]) -> None:
+    """A JSON array at depth 1 of an object written with indent=2 (a string holds no raw newline)."""
+    pad = "    "
+    opened = False
+    for item in items:
+        out.write((",\n" if opened else "[\n") + pad + _dumps(item).replace("\n", "\n" + pad))
+        opened = True
+    out.write("\n  ]" if opened else "[]")
 
 
 def _filters(command: F) -> F:
@@ -85,17 +111,6 @@ def _filters(command: F) -> F:
     )(command)
 
 
-def _listing(path: Path, contents: logquery.LogContents, events: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "log_file": str(path),
-        "count": len(events),
-        "events": events,
-        "corrupt_lines": [
-            {"line": item.line, "reason": item.reason, "preview": item.preview} for item in contents.corrupt
-        ],
-    }
-
-
 @click.group("log", cls=ListedGroup)
 def log() -> None:
     """Query a run's JSONL log."""
@@ -107,8 +122,8 @@ def log() -> None:
 def show(run_or_file: str, types: tuple[str, ...], levels: tuple[str, ...]) -> None:
     """Events in time order, optionally only some types or levels."""
     path = log_path(run_or_file)
-    contents = logquery.read_log(path)
-    print_json(_listing(path, contents, filtered(contents, types, levels)))
+    with logquery.scan_log(path, logquery.selector(types or None, normalize_levels(levels))) as scan:
+        write_listing(path, scan)
 
 
 @log.command("errors")
@@ -117,8 +132,8 @@ def show(run_or_file: str, types: tuple[str, ...], levels: tuple[str, ...]) -> N
 def errors(run_or_file: str, types: tuple[str, ...]) -> None:
     """ERROR-level events (level E)."""
     path = log_path(run_or_file)
-    contents = logquery.read_log(path)
-    print_json(_listing(path, contents, filtered(contents, types, ("E",))))
+    with logquery.scan_log(path, logquery.selector(types or None, ["E"])) as scan:
+        write_listing(path, scan)
 
 
 @log.command("summary")
@@ -129,12 +144,13 @@ def summary(run_or_file: str) -> None:
     root = Path(layout.project_root())
     value = resolve_alias(root, run_or_file)
     path = logquery.log_path(root, value)
-    document: dict[str, Any] = {"log_file": str(path), **logquery.summary(path)}
-    if is_run_id(value):
-        from fixloop.runs import lifecycle, usage
+    with logquery.summary_document(path) as summary_fields:
+        document: dict[str, Any] = {"log_file": str(path), **summary_fields}
+        if is_run_id(value):
+            from fixloop.runs import lifecycle, usage
 
-        document["usage"] = usage.run_usage(root, lifecycle.load_run(root, value))
-    print_json(document)
+            document["usage"] = usage.run_usage(root, lifecycle.load_run(root, value))
+        write_streamed(document)
 
 
 @log.command("timeline")
@@ -143,6 +159,6 @@ def summary(run_or_file: str) -> None:
 def timeline(run_or_file: str, types: tuple[str, ...], levels: tuple[str, ...]) -> None:
     """The text timeline `[time] LEVEL | TYPE | message`, re-rendered from the JSONL log."""
     path = log_path(run_or_file)
-    events = filtered(logquery.read_log(path), types, levels)
-    sys.stdout.write("".join(render_text(event) + "\n" for event in events))
+    with logquery.scan_log(path, logquery.selector(types or None, normalize_levels(levels))) as scan:
+        sys.stdout.writelines(logquery.timeline_lines(scan))
     sys.stdout.flush()

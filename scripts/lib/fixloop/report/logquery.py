@@ -1,139 +1,137 @@
 """Questions about a JSONL run log (summary, errors, timeline, filtered events), answered without jq.
 
 A line that is not a JSON event is counted and reported, never fatal: a log written by several
-processes (or cut short by a crash) must still be readable.
+processes (or cut short by a crash) must still be readable. Every query streams the log in time order
+(report.logstream): its memory does not grow with the log, only with what the answer itself holds.
 """
 
 from __future__ import annotations
 
 import calendar
-import json
 import time
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.core.ids import is_run_id
+from fixloop.report.logstream import CorruptLine, LogScan, Select, Spool, scan_log
 from fixloop.store import layout
 from fixloop.store.logtext import render_text
 from fixloop.store.statestore import StateStore
 
-_REQUIRED = ("ts", "level", "type")
-_PREVIEW_CHARS = 80
+__all__ = [
+    "CorruptLine",
+    "LogScan",
+    "errors",
+    "log_path",
+    "scan_log",
+    "selector",
+    "show",
+    "summary",
+    "timeline",
+]
 
 
-@dataclass(frozen=True)
-class CorruptLine:
-    line: int  # 1-based
-    reason: str
-    preview: str
+def selector(types: Iterable[str] | None = None, levels: Iterable[str] | None = None) -> Select | None:
+    """The events of these types and levels (None: any); None when nothing is filtered."""
+    wanted_types = None if types is None else frozenset(types)
+    wanted_levels = None if levels is None else frozenset(levels)
+    if wanted_types is None and wanted_levels is None:
+        return None
 
+    def selected(event: dict[str, Any]) -> bool:
+        return (wanted_types is None or event["type"] in wanted_types) and (
+            wanted_levels is None or event["level"] in wanted_levels
+        )
 
-@dataclass
-class LogContents:
-    events: list[dict[str, Any]] = field(default_factory=list)  # in file order
-    corrupt: list[CorruptLine] = field(default_factory=list)
-
-
-def parse_log(data: bytes) -> LogContents:
-    contents = LogContents()
-    # Split on \n only: the writer escapes every other character that str.splitlines() would split on.
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        text = raw.decode("utf-8", "replace")
-        reason = None
-        try:
-            event = json.loads(text)
-        except json.JSONDecodeError as error:
-            reason = f"invalid JSON: {error.msg}"
-        except RecursionError:
-            reason = "invalid JSON: nested too deeply"
-        else:
-            if not isinstance(event, dict):
-                reason = "not a JSON object"
-            elif any(not isinstance(event.get(key), str) for key in _REQUIRED):
-                reason = "missing ts, level or type"
-        if reason is None:
-            contents.events.append(event)
-        else:
-            contents.corrupt.append(CorruptLine(number, reason, text[:_PREVIEW_CHARS]))
-    return contents
-
-
-def read_log(path: Path) -> LogContents:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise FixloopError("LOG_NOT_FOUND", f"No log file {path}.", path=str(path)) from None
-    except OSError as error:
-        raise FixloopError(
-            "LOG_UNREADABLE", f"Cannot read {path}: {error.strerror or error}.", path=str(path)
-        ) from None
-    return parse_log(data)
-
-
-def by_time(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Sorted by ts; events with the same ts keep their file order."""
-    return sorted(events, key=lambda event: str(event["ts"]))
+    return selected
 
 
 def show(
     path: Path, types: Iterable[str] | None = None, levels: Iterable[str] | None = None
 ) -> list[dict[str, Any]]:
-    wanted_types = None if types is None else set(types)
-    wanted_levels = None if levels is None else set(levels)
-    return [
-        event
-        for event in by_time(read_log(path).events)
-        if (wanted_types is None or event["type"] in wanted_types)
-        and (wanted_levels is None or event["level"] in wanted_levels)
-    ]
+    """The events in time order (equal times in file order), optionally only some types or levels."""
+    with scan_log(path, selector(types, levels)) as scan:
+        return list(scan.events())
 
 
 def errors(path: Path) -> list[dict[str, Any]]:
     return show(path, levels=["E"])
 
 
+def timeline_lines(scan: LogScan) -> Iterator[str]:
+    """The text log, re-rendered from the JSONL log in time order, one line at a time."""
+    for event in scan.events():
+        yield render_text(event) + "\n"
+
+
 def timeline(path: Path) -> str:
-    """The text log, re-rendered from the JSONL log in time order."""
-    return "".join(render_text(event) + "\n" for event in by_time(read_log(path).events))
+    with scan_log(path) as scan:
+        return "".join(timeline_lines(scan))
+
+
+@contextmanager
+def summary_document(path: Path) -> Iterator[dict[str, Any]]:
+    """The summary: session start and end, phases, counts by level and type, decisions and user
+    interactions, from one pass over the events in time order. Its lists (phases, decisions, interactions)
+    are spools, iterated to write them, so a summary of any log fits in bounded memory; valid in the
+    `with` only."""
+    start: dict[str, Any] | None = None
+    end: dict[str, Any] | None = None
+    first: dict[str, Any] | None = None
+    phases, decisions, interactions = Spool(), Spool(), Spool()
+    levels: Counter[str] = Counter()
+    types: Counter[str] = Counter()
+    try:
+        with scan_log(path) as scan:
+            for event in scan.events():
+                kind = event["type"]
+                first = first or event
+                levels[event["level"]] += 1
+                types[kind] += 1
+                if kind == "SESSION_START" and start is None:
+                    start = event
+                elif kind == "SESSION_END":
+                    end = event
+                elif kind == "PHASE_END":
+                    phases.append(
+                        {
+                            "phase": event.get("phase"),
+                            "status": event.get("status"),
+                            "duration_ms": event.get("duration_ms"),
+                        }
+                    )
+                elif kind == "CONFIDENCE_DECISION":
+                    decisions.append(event)
+                elif kind == "USER_INTERACTION":
+                    interactions.append(event)
+        yield {
+            "session_id": (start or first or {}).get("session_id"),
+            "workflow": start.get("workflow") if start else None,
+            "session_start": start,
+            "session_end": end,
+            "status": end.get("status") if end else "incomplete",
+            "total_duration_ms": _total_duration_ms(start, end),
+            "phases": phases,
+            "event_count": scan.count,
+            "counts_by_level": dict(sorted(levels.items())),
+            "counts_by_type": dict(sorted(types.items())),
+            "confidence_decisions": decisions,
+            "user_interactions": interactions,
+            "corrupt_lines": scan.corrupt_count,
+        }
+    finally:
+        for spool in (phases, decisions, interactions):
+            spool.close()
 
 
 def summary(path: Path) -> dict[str, Any]:
-    contents = read_log(path)
-    events = by_time(contents.events)
-    starts = [event for event in events if event["type"] == "SESSION_START"]
-    ends = [event for event in events if event["type"] == "SESSION_END"]
-    start = starts[0] if starts else None
-    end = ends[-1] if ends else None
-    session_id = (start or (events[0] if events else {})).get("session_id")
-    return {
-        "session_id": session_id,
-        "workflow": start.get("workflow") if start else None,
-        "session_start": start,
-        "session_end": end,
-        "status": end.get("status") if end else "incomplete",
-        "total_duration_ms": _total_duration_ms(start, end),
-        "phases": [
-            {
-                "phase": event.get("phase"),
-                "status": event.get("status"),
-                "duration_ms": event.get("duration_ms"),
-            }
-            for event in events
-            if event["type"] == "PHASE_END"
-        ],
-        "event_count": len(events),
-        "counts_by_level": dict(sorted(Counter(event["level"] for event in events).items())),
-        "counts_by_type": dict(sorted(Counter(event["type"] for event in events).items())),
-        "confidence_decisions": [event for event in events if event["type"] == "CONFIDENCE_DECISION"],
-        "user_interactions": [event for event in events if event["type"] == "USER_INTERACTION"],
-        "corrupt_lines": len(contents.corrupt),
-    }
+    """summary_document with its lists read into memory."""
+    with summary_document(path) as document:
+        return {key: list(value) if isinstance(value, Spool) else value for key, value in document.items()}
 
 
 def _total_duration_ms(start: dict[str, Any] | None, end: dict[str, Any] | None) -> int | None:
