@@ -17,6 +17,7 @@ from fixloop.core.ids import new_run_id
 from fixloop.hookside import context, prompt
 from fixloop.runs import baseline, creation, lifecycle
 from fixloop.store import layout
+from fixloop.workflows import driver
 
 OWN_FOLDERS = [
     ".claude",
@@ -135,3 +136,22 @@ def test_the_baseline_is_not_written_through_a_link(git_project: Path, tmp_path:
     assert caught.value.code == "FIXLOOP_DIR_OUTSIDE_PROJECT"
     assert list(elsewhere.rglob("*")) == []
     assert os.path.islink(git_project / folder)
+
+
+@pytest.mark.parametrize("folder", ["tasks", "snapshots", "touches", "agents.jsonl"])
+def test_a_link_planted_in_a_run_folder_stops_the_engine_and_the_hooks(
+    git_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    data = tmp_path / "plugin-data"
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
+    run_id = creation.start_run("review", root=git_project, git_base="", claude_session_id="s-5")["state"][
+        "run_id"
+    ]
+    elsewhere = tmp_path / "elsewhere"
+    link_out(git_project, f".claude/fixloop/runs/{run_id}/{folder}", elsewhere)
+    with pytest.raises(FixloopError) as caught:
+        driver.next_action(git_project, run_id)
+    assert caught.value.code == "FIXLOOP_DIR_OUTSIDE_PROJECT"
+    payload = {"session_id": "s-5", "cwd": str(git_project), "hook_event_name": "PreToolUse"}
+    assert context.find_run(payload) is None
+    assert list(elsewhere.rglob("*")) == []

@@ -148,17 +148,19 @@ def resolve_inside(root: PathText, user_path: PathText) -> Path:
 
 
 def require_own_dir_inside(root: PathText, directory: PathText) -> None:
-    """Refuse (FIXLOOP_DIR_OUTSIDE_PROJECT) one of fixloop's folders in the project (`.claude/fixloop`,
-    its `runs` and `sessions`, a run's folder, `.claude/logs/fixloop/<workflow>`, ...) that a symbolic link
-    anywhere on its way (`.claude` included) sends outside it: a repository could otherwise make fixloop
-    write wherever it likes. Checking `.claude/fixloop` checks the `runs` and `sessions` folders in it too."""
+    """Refuse (FIXLOOP_DIR_OUTSIDE_PROJECT) one of fixloop's folders in the project (`.claude/fixloop`, a
+    run's folder, `.claude/logs/fixloop/<workflow>`, ...) that a symbolic link anywhere on its way
+    (`.claude` included), or directly in it (`runs`, `sessions`, a run's `tasks` or `snapshots`), sends
+    outside it: a repository, or a command run in it, could otherwise make fixloop write wherever it likes.
+    Deeper folders are fixloop's own: it empties them with shutil.rmtree, which refuses a link."""
     _require_inside(root, directory)
-    if os.path.normpath(os.fspath(directory)) == os.path.normpath(fixloop_dir(root)):
-        for name in _OWN_SUBFOLDERS:
-            _require_inside(root, os.path.join(directory, name))
-
-
-_OWN_SUBFOLDERS = ("runs", "sessions")
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:  # not there yet (or not a folder): nothing in it can lead anywhere
+        return
+    for entry in entries:
+        if entry.is_symlink():
+            _require_inside(root, entry.path)
 
 
 def _require_inside(root: PathText, directory: PathText) -> None:
