@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from fixloop.cli import cli
 from fixloop.core import jsoncodec
+from fixloop.failures.gotest import parse_go
 from fixloop.runs.detect_commands import detect_commands
 
 DEPTHS = [jsoncodec.MAX_DOCUMENT_DEPTH + 1, 200_000]
@@ -70,3 +71,10 @@ def test_a_deep_baseline_is_invalid_baseline(git_project: Path, depth: int) -> N
 def test_a_deep_package_json_proposes_no_npm_command(git_project: Path) -> None:
     (git_project / "package.json").write_text('{"scripts": {"test": "jest"}, "x": ' + nested(200_000) + "}")
     assert "tests" not in detect_commands(git_project)
+
+
+def test_go_test_output_with_a_deeply_nested_line_is_read_as_text() -> None:
+    deep = '{"Action": ' + nested(200_000) + "}"
+    event = '{"Action":"output","Package":"p","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\\n"}'
+    parsed = parse_go("\n".join([event, deep, '{"Action":"fail","Package":"p","Test":"TestA"}']))
+    assert [failure.test_id for failure in parsed.failures] == ["TestA"]

@@ -7,10 +7,10 @@ the package comes later, on its `FAIL\tpkg\t0.01s` line. A package that did not 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
+from fixloop.core import jsoncodec
 from fixloop.failures.model import Counts, Failure, FailureKind, Parsed
 from fixloop.failures.textutil import block, clean_lines, same_file, to_int, tolerant
 
@@ -73,8 +73,8 @@ def _plain_text(text: str) -> str:
     parts: list[str] = []
     for line in text.split("\n"):
         try:
-            event = json.loads(line) if line.startswith("{") else None
-        except ValueError:
+            event = jsoncodec.loads(line) if line.startswith("{") else None
+        except ValueError:  # not an event; a line nested past the recursion limit is one too
             event = None
         if isinstance(event, dict) and "Action" in event:
             output = event.get("Output")
