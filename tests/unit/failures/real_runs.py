@@ -56,6 +56,22 @@ def _node_tap(path: Path) -> list[str]:
     return found
 
 
+def _node_test_junit(path: Path) -> list[str]:
+    """Node's JUnit reporter: `suite > test` per failed test case (a test file that did not load is a test
+    case named after the file)."""
+    found: list[str] = []
+
+    def walk(element: ElementTree.Element, names: tuple[str, ...]) -> None:
+        for child in element:
+            if child.tag == "testsuite":
+                walk(child, (*names, child.get("name") or ""))
+            elif child.tag == "testcase" and any(part.tag in ("failure", "error") for part in child):
+                found.append(" > ".join((*names, child.get("name") or "")))
+
+    walk(ElementTree.parse(path).getroot(), ())
+    return found
+
+
 def _prove(path: Path) -> list[str]:
     found: list[str] = []
     for entry in json.loads(path.read_text(encoding="utf-8"))["files"]:
@@ -133,6 +149,7 @@ REAL_RUNS: tuple[RealRun, ...] = (
     ),
     RealRun("TAP (tape)", "tap", "tap/tape.txt", "tap/tape.ids.json", _tape),
     RealRun("TAP (node-tap)", "tap", "tap/node_tap.txt", "tap/node_tap.json", _node_tap),
+    RealRun("TAP (node --test)", "tap", "tap/node_test.txt", "tap/node_test.junit.xml", _node_test_junit),
     RealRun("prove", "prove", "prove/quiet.txt", "prove/prove.ids.json", _prove, _in_file),
     RealRun("prove -v", "prove", "prove/verbose.txt", "prove/prove.ids.json", _prove, _in_file),
     RealRun("pytest", "pytest", "pytest/real.txt", "pytest/real.junit.xml", _pytest_junit, _pytest_node),

@@ -67,7 +67,7 @@ def test_todo_skip_a_subtest_that_fails_alone_and_tap_14_subtest_comments() -> N
     )
     parsed = parse_tap(text)
     assert [(f.test_id, f.message) for f in parsed.failures] == [
-        ("setup", "setup"),
+        ("setup", "setup: timeout after 30s"),
         ("nested > inner # with a hash", "inner # with a hash"),
         ("test 5", "failed"),
     ]
@@ -86,3 +86,20 @@ def test_bail_out_is_a_run_error() -> None:
 def test_a_yaml_block_without_its_end_does_not_swallow_the_next_points() -> None:
     parsed = parse_tap("not ok 1 - first\n  ---\n  found: 1\nnot ok 2 - second\n")
     assert [(f.test_id, f.details) for f in parsed.failures] == [("first", "found: 1"), ("second", "")]
+
+
+def test_node_test_heads_each_test_with_its_own_subtest_comment() -> None:
+    parsed = parse_tap(fixture_text("tap/node_test.txt"))
+    folder = "/tmp/fixloop-capture/node_test_ledger/test/"
+    assert [(f.test_id, f.file, f.line, f.message) for f in parsed.failures] == [
+        ("parseAmount > reads cents", folder + "ledger.test.js", 10, "reads cents: expected 150, got 105"),
+        ("balance sums every entry", folder + "ledger.test.js", 15, "balance sums every entry"),
+        (
+            "rounded rounds half up",
+            folder + "ledger.test.js",
+            19,
+            "rounded rounds half up: expected 3, got 2",
+        ),
+        (folder + "report.test.js", folder + "report.test.js", 1, folder + "report.test.js: test failed"),
+    ]
+    assert parsed.counts == Counts(passed=1, failed=4, skipped=0)

@@ -32,7 +32,10 @@ _SUMMARY = re.compile(r"^# (tests|pass|fail|skip|skipped|todo) +(\d+)\s*$")
 _PLAN = re.compile(r"^( *)1\.\.\d+")
 _BAIL_OUT = re.compile(r"^\s*Bail out!\s*(.*)$")
 _AT_FRAME = re.compile(r"\(?((?:/|\.{0,2}/?)[^\s():]+\.[A-Za-z]+):(\d+):\d+\)?")
-_AT_FIELD = re.compile(r"^\s*(fileName|lineNumber|expected|actual|found|wanted|at): *(.*?)\s*$")
+_AT_FIELD = re.compile(
+    r"^\s*(fileName|lineNumber|expected|actual|found|wanted|at|location|error|message): *(.*?)\s*$"
+)
+_BLOCK_MARKS = ("", "|", "|-", "|+", ">", ">-", "|2")  # a YAML value on the lines below, not this one
 _MAX_YAML_LINES = 2000
 _MAX_DEPTH = 64  # subtest levels named in an id; deeper ones are counted as the 64th
 _MAX_LINE_CHARS = 20_000
@@ -53,6 +56,7 @@ def parse_tap(text: str) -> Parsed:
     failing: list[_Point] = []
     levels: dict[int, str] = {}  # indentation of a subtest's points -> the subtest's name
     heading: str | None = None
+    headings = True
     summary: dict[str, int] = {}
     passed = 0
     bail_out: str | None = None
@@ -63,8 +67,11 @@ def parse_tap(text: str) -> Parsed:
         subtest, point = _SUBTEST.match(line), _POINT.match(line)
         if subtest:
             indent = len(subtest.group(1))
+            heading, headings = None, False  # a stream with subtests is not tape's: `# text` is a comment
             levels = {level: name for level, name in levels.items() if level < indent + 4}
-            levels[_children_indent(lines, index, indent)] = subtest.group(2)
+            children = _children_indent(lines, index, indent, subtest.group(2))
+            if children is not None:
+                levels[children] = subtest.group(2)
         elif point:
             indent = len(point.group(1))
             levels = {level: name for level, name in levels.items() if level <= indent}
@@ -77,7 +84,7 @@ def parse_tap(text: str) -> Parsed:
             path = (prefix + tuple(levels[level] for level in sorted(levels) if level <= indent))[:_MAX_DEPTH]
             failing.append(_Point(path, description, to_int(point.group(3)), indent, yaml))
         elif (heading_match := _HEADING.match(line)) and not _NOT_HEADING.match(heading_match.group(1)):
-            heading = heading_match.group(1)
+            heading = heading_match.group(1) if headings else None
         if (summary_match := _SUMMARY.match(line)) is not None:
             summary[summary_match.group(1)] = int(summary_match.group(2)[-9:])
         bail = _BAIL_OUT.match(line)
@@ -96,13 +103,19 @@ def parse_tap(text: str) -> Parsed:
     return Parsed(runner=RUNNER, failures=tuple(failures), counts=counts, run_error=run_error)
 
 
-def _children_indent(lines: list[str], start: int, indent: int) -> int:
-    """Where a subtest's points are: one level in (node-tap, Test::More), or at its own comment's level
-    (TAP 14 puts the comment among them)."""
+def _children_indent(lines: list[str], start: int, indent: int, name: str) -> int | None:
+    """Where the points of the subtest a `# Subtest: name` comment opens are: one level in (node-tap,
+    Test::More, node --test), or at the comment's own level (the TAP 14 specification's placement).
+    None when the comment names the very next point (node --test heads each test so): no subtest."""
     for line in lines[start : start + 50]:
         found = _POINT.match(line) or _PLAN.match(line) or _SUBTEST.match(line)
-        if found:
-            return len(found.group(1)) if len(found.group(1)) > indent else indent
+        if not found:
+            continue
+        if len(found.group(1)) > indent:
+            return len(found.group(1))
+        if found.re is _POINT and _description(found.group(4))[0] == name:
+            return None
+        return indent
     return indent + 4
 
 
@@ -138,17 +151,20 @@ def _failure(point: _Point) -> Failure:
     fields: dict[str, str] = {}
     for line in point.yaml:
         field = _AT_FIELD.match(line)
-        if field and field.group(1) not in fields:
-            fields[field.group(1)] = field.group(2)
+        if field and field.group(1) not in fields and field.group(2) not in _BLOCK_MARKS:
+            fields[field.group(1)] = field.group(2).strip("'\"")
     file, line_number = fields.get("fileName") or None, to_int(fields.get("lineNumber"))
     if file is None:
-        frame = _AT_FRAME.search(fields.get("at", ""))
+        frame = _AT_FRAME.search(fields.get("at", "")) or _AT_FRAME.search(fields.get("location", ""))
         if frame:
             file, line_number = frame.group(1), to_int(frame.group(2))
     message = point.description or "failed"
     expected, actual = fields.get("expected", fields.get("wanted")), fields.get("actual", fields.get("found"))
-    if expected and actual and expected not in ("|", "|-", ">") and actual not in ("|", "|-", ">"):
+    error = fields.get("error", fields.get("message"))
+    if expected and actual:
         message = f"{message}: expected {expected}, got {actual}"
+    elif error and error != point.description:
+        message = f"{message}: {error}"
     return Failure(
         RUNNER,
         " > ".join((*point.path, name)),
