@@ -208,3 +208,23 @@ def test_a_bugfix_test_run_refuses_a_script_changed_after_the_gate(git_project: 
         run_tests(git_project, state, {"purpose": "confirm"}, timekeeping.default_clock)
     assert caught.value.code == "VERIFY_COMMANDS_UNTRUSTED"
     assert not (git_project / "ran-changed").exists()
+
+
+def test_a_detected_venv_pytest_is_asked_again_when_the_venv_points_elsewhere(
+    git_project: Path, tmp_path: Path
+) -> None:
+    (git_project / "pytest.ini").write_text("[pytest]\n")
+    python = git_project / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    code, approved = invoke("trust")
+    assert (code, approved["status"]) == (0, "approved")
+    assert approved["commands"]["tests"]["command"].startswith(".venv/bin/python -m pytest")
+    assert invoke("trust", "--show")[1]["status"] == "approved"
+    other = tmp_path / "python-elsewhere"
+    other.write_text("#!/bin/sh\n")
+    python.unlink()
+    python.symlink_to(other)
+    code, shown = invoke("trust", "--show")
+    assert (code, shown["status"]) == (0, "not_approved")
+    assert f".venv/bin/python now resolves to {os.path.realpath(other)}" in shown["message"]
