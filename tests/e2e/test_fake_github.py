@@ -339,13 +339,20 @@ def test_review_threads_query_reads_threads_reviews_and_comments(
     assert end_cursor is not None and all(thread_cursors.values())
     reviews = review_threads_page(github, github_checkout, None, REVIEWS_QUERY)["data"]
     assert reviews["repository"]["pullRequest"]["reviews"]["nodes"] == [
-        {"id": review.id, "author": author("reviewer"), "body": "Two things.", "state": "CHANGES_REQUESTED"}
+        {
+            "id": review.id,
+            "author": author("reviewer"),
+            "authorAssociation": "COLLABORATOR",
+            "body": "Two things.",
+            "state": "CHANGES_REQUESTED",
+        }
     ]
     conversation = review_threads_page(github, github_checkout, None, CONVERSATION_QUERY)["data"]
     assert conversation["repository"]["pullRequest"]["comments"]["nodes"] == [
         {
             "id": comment.id,
             "author": author("alice"),
+            "authorAssociation": "CONTRIBUTOR",
             "body": "Thanks!",
             "url": f"{WEB}/octo/demo/pull/7#issuecomment-{comment.database_id}",
         }

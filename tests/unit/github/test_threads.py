@@ -12,6 +12,7 @@ from helpers_github import open_pr
 from fixloop.core.errors import FixloopError
 from fixloop.github import markers
 from fixloop.github.gh import Gh
+from fixloop.github.pulls import viewer_login
 from fixloop.github.queries import REPLY_TO_THREAD_MUTATION, RESOLVE_THREAD_MUTATION, REVIEW_THREADS_QUERY
 from fixloop.github.threads import (
     MAX_BODY_CHARS,
@@ -84,8 +85,8 @@ def test_reviews_and_conversation(github: FakeGitHub, pr_checkout: Path) -> None
     review = pr.add_review(author="dependabot[bot]", body="Bump it.", state="COMMENTED")
     gh = Gh(pr_checkout)
     assert fetch_reviews(gh, PR) == [
-        {"id": review.id, "author": "dependabot[bot]", "is_bot": True, "body": "Bump it.", "marker": None,
-         "state": "COMMENTED"}
+        {"id": review.id, "author": "dependabot[bot]", "is_bot": True, "association": "COLLABORATOR",
+         "body": "Bump it.", "marker": None, "state": "COMMENTED"}
     ]  # fmt: skip
     conversation = fetch_conversation(gh, PR)
     assert [c["body"] for c in conversation] == [f"note {i}" for i in range(105)]
@@ -139,3 +140,56 @@ def test_a_reply_to_a_thread_that_does_not_exist(github: FakeGitHub, pr_checkout
         reply_to_thread(Gh(pr_checkout), GITHUB_HOST, "PRRT_nope", "x")
     assert caught.value.code == "GITHUB_NOT_FOUND"
     assert caught.value.message == "GitHub: Could not resolve to a node with the global id of 'PRRT_nope'"
+
+
+def test_what_is_read_is_redacted_with_its_marker_and_association_kept(
+    github: FakeGitHub, pr_checkout: Path
+) -> None:
+    token = "ghp_" + "Zt4Kq8Lm2Nx6Pw0Rv3Ys7Ub1Cd5Ef9Gh2Ij4"
+    marker = markers.reply_marker("a1b2c3d4", "PRRT_x")
+    github.model.actor("eve", association="FIRST_TIME_CONTRIBUTOR")
+    pr = open_pr(github)
+    pr.add_thread(path="src/app.py", line=1, body=f"Use {token}", author="eve",
+                  replies=[("fixloop-bot", f"No: {token}\n\n{marker}")])  # fmt: skip
+    pr.add_comment(author="bob", body=f"token {token}")
+    (thread,), _ = fetch_threads(Gh(pr_checkout), PR)
+    opened, reply = thread["comments"]
+    assert (opened["body"], opened["association"]) == ("Use [REDACTED]", "FIRST_TIME_CONTRIBUTOR")
+    assert (reply["body"], reply["marker"], reply["association"]) == (
+        f"No: [REDACTED]\n\n{marker}",
+        marker,
+        "OWNER",
+    )
+    (said,) = fetch_conversation(Gh(pr_checkout), PR)
+    assert token not in said["body"] and said["association"] == "COLLABORATOR"
+
+
+def test_the_login_gh_acts_as(github: FakeGitHub, pr_checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert viewer_login(Gh(pr_checkout), GITHUB_HOST) == "fixloop-bot"
+    monkeypatch.setenv("GH_ENTERPRISE_TOKEN", "ghp_" + "0" * 36)
+    with pytest.raises(FixloopError) as refused:
+        viewer_login(Gh(pr_checkout), GITHUB_HOST)
+    assert refused.value.code == "GH_AUTH_REQUIRED" and "`gh api user` failed" in refused.value.message
+
+
+def test_a_malformed_answer_is_one_error_naming_the_field(github: FakeGitHub, pr_checkout: Path) -> None:
+    pr = open_pr(github)
+    thread = pr.add_thread(path="src/app.py", line=1, body="Q?", author="bob")
+
+    def no_comment_id(answer: Any) -> Any:
+        answer["data"]["nodes"][0]["comments"]["nodes"][0]["id"] = ["PRRC_1"]
+        return answer
+
+    github.tamper_operation("ReviewThreadsLatestComments", no_comment_id)
+    with pytest.raises(FixloopError) as caught:
+        latest_comments(Gh(pr_checkout), GITHUB_HOST, [thread.id])
+    assert caught.value.code == "GITHUB_BAD_RESPONSE"
+    assert caught.value.details == {
+        "path": "$.data.nodes[0].comments.nodes[0].id",
+        "expected": "a non-empty string",
+        "received": "a list",
+    }
+    assert 'is a list (["PRRC_1"]), expected a non-empty string.' in caught.value.message
+    assert (
+        latest_comments(Gh(pr_checkout), GITHUB_HOST, [thread.id, "PRRT_gone"])[thread.id][0]["body"] == "Q?"
+    )

@@ -1,8 +1,9 @@
 """The GraphQL the engine sends to GitHub: every query and mutation text, in one place.
 
 Connections are read 100 nodes a page (GitHub's limit) and followed with their `endCursor`. An author is
-read with its `__typename`: GraphQL gives a bot's login without the `[bot]` that REST adds. A thread's
-comments come with their author's `authorAssociation` (write access or not: workflows.pr.filtering).
+read with its `__typename`: GraphQL gives a bot's login without the `[bot]` that REST adds. Comments of
+threads, reviews and the conversation come with their author's `authorAssociation` (write access or not:
+workflows.pr.filtering).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ query PullRequestReviews($owner: String!, $name: String!, $number: Int!, $cursor
     pullRequest(number: $number) {{
       reviews(first: {PAGE_SIZE}, after: $cursor) {{
         pageInfo {{ hasNextPage endCursor }}
-        nodes {{ id author {{ __typename login }} body state }}
+        nodes {{ id author {{ __typename login }} authorAssociation body state }}
       }}
     }}
   }}
@@ -66,7 +67,7 @@ query PullRequestConversation($owner: String!, $name: String!, $number: Int!, $c
     pullRequest(number: $number) {{
       comments(first: {PAGE_SIZE}, after: $cursor) {{
         pageInfo {{ hasNextPage endCursor }}
-        nodes {{ id author {{ __typename login }} body url }}
+        nodes {{ id author {{ __typename login }} authorAssociation body url }}
       }}
     }}
   }}

@@ -139,25 +139,27 @@ def _more_comments(
 
 
 def fetch_reviews(gh: Gh, pr: Mapping[str, Any]) -> list[Json]:
-    """The submitted reviews of `pr`: {id, author, is_bot, body, marker, state}."""
+    """The submitted reviews of `pr`: {id, author, is_bot, association, body, marker, state}."""
     found: list[Json] = []
     reading = _connection_of(pr, "reviews")
     for nodes, _cursor in _pages(gh, pr.get("host"), REVIEWS_QUERY, _variables(pr), reading):
         for node, path in nodes:
-            item = comment(node, path)
-            found.append({key: item[key] for key in ("id", "author", "is_bot", "body", "marker")})
+            item = comment(node, path, association=True)
+            kept = ("id", "author", "is_bot", "association", "body", "marker")
+            found.append({key: item[key] for key in kept})
             found[-1]["state"] = shapes.text(node.get("state"), f"{path}.state", optional=True)
     return found
 
 
 def fetch_conversation(gh: Gh, pr: Mapping[str, Any]) -> list[Json]:
-    """The conversation comments of `pr`: {id, author, is_bot, body, url, marker}."""
+    """The conversation comments of `pr`: {id, author, is_bot, association, body, url, marker}."""
     found: list[Json] = []
     reading = _connection_of(pr, "comments")
     for nodes, _cursor in _pages(gh, pr.get("host"), CONVERSATION_QUERY, _variables(pr), reading):
         for node, path in nodes:
-            item = comment(node, path)
-            found.append({key: item[key] for key in ("id", "author", "is_bot", "body", "url", "marker")})
+            item = comment(node, path, association=True)
+            kept = ("id", "author", "is_bot", "association", "body", "url", "marker")
+            found.append({key: item[key] for key in kept})
     return found
 
 

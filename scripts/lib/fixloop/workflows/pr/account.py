@@ -12,7 +12,18 @@ from typing import Any
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseFailed, Work
 from fixloop.workflows.pr import performers
+from fixloop.workflows.pr.filtering import Who
 from fixloop.workflows.pr.record import pr_record
+
+
+def who_of(ctx: PhaseContext, record: dict[str, Any], login: str = "") -> Who:
+    """The accounts the run tells apart, as the configuration and the record say (`login`: gh's)."""
+    return Who(
+        pr_author=str((record.get("pr") or {}).get("author") or ""),
+        viewer=login or str(record.get("viewer") or ""),
+        include_bots=ctx.config.pr_include_bots,
+        trusted=tuple(ctx.config.pr_trusted_associations),
+    )
 
 
 def viewer(ctx: PhaseContext) -> str | Outcome:

@@ -16,7 +16,9 @@ from fixloop.github.markers import has_marker
 from fixloop.review.state import Problem
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed
+from fixloop.workflows.pr.account import who_of
 from fixloop.workflows.pr.batched import BatchedAgentPhase, threads_problem
+from fixloop.workflows.pr.filtering import Who
 from fixloop.workflows.pr.record import missing, pr_record, prepared, thread_by_id
 from fixloop.workflows.pr.tasks import classifier_task
 
@@ -37,8 +39,9 @@ def apply_confidence(item: Mapping[str, Any], threshold: int) -> dict[str, Any]:
     }
 
 
-def review_context(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Review bodies and conversation comments people wrote (not bots, not fixloop), as context."""
+def review_context(record: Mapping[str, Any], who: Who) -> list[dict[str, Any]]:
+    """Review bodies and conversation comments people wrote (not bots, not fixloop), as context: those of
+    accounts with write access and of the PR's author only (workflows.pr.filtering)."""
     fetched = record.get("fetched") or {}
     items = [*(fetched.get("reviews") or []), *(fetched.get("conversation") or [])]
     return [
@@ -47,6 +50,7 @@ def review_context(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         if str(item.get("body") or "").strip()
         and not item.get("is_bot")
         and not has_marker(str(item["body"]))
+        and (who.may_ask(item) or who.is_author(item))
     ]
 
 
@@ -72,7 +76,7 @@ class ClassifyPhase(BatchedAgentPhase):
             ctx.state,
             record["pr"],
             [threads[thread_id] for thread_id in batch],
-            review_context(record),
+            review_context(record, who_of(ctx, record)),
             ctx.config.confidence_threshold,
         )
 

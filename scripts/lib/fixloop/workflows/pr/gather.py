@@ -8,8 +8,8 @@ from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed, RunDone, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.pr import performers
-from fixloop.workflows.pr.account import viewer
-from fixloop.workflows.pr.filtering import Who, filter_threads, outsiders
+from fixloop.workflows.pr.account import viewer, who_of
+from fixloop.workflows.pr.filtering import filter_threads, outsiders
 from fixloop.workflows.pr.record import missing, pr_record, prepared
 
 MAX_NAMED = 10  # threads named in the final message; the warning's `threads` lists every one
@@ -74,12 +74,7 @@ class FilterPhase(Phase):
         login = viewer(ctx)
         if not isinstance(login, str):
             return login
-        who = Who(
-            pr_author=str(record["pr"].get("author") or ""),
-            viewer=login,
-            include_bots=ctx.config.pr_include_bots,
-            trusted=tuple(ctx.config.pr_trusted_associations),
-        )
+        who = who_of(ctx, record, login)
         threads = record["fetched"]["threads"]
         kept, dropped = filter_threads(threads, who)
         record["kept"] = kept
