@@ -28,6 +28,7 @@ neighbouring blocks, and only the first MAX_TEXT characters of a description are
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,6 +40,7 @@ LINE_TOLERANCE = 10
 WORDS_MIN_OVERLAP = 0.5
 MAX_COMPARED = 32
 MAX_TEXT = 1000
+MAX_NAMES_WRITTEN_BARE = 4  # names one side quotes and the other writes bare
 ID_PREFIX = "FL-"
 FINGERPRINT_CHARS = 20
 
@@ -92,18 +94,23 @@ def _plain(text: str) -> str:
 
 def normalize_name(raw: str) -> str:
     """One spelling of a name: `Save(user)`, "save()" and ' save ' are all `save`."""
+    if raw.isidentifier():
+        return raw.lower()
     value = _SPACE.sub(" ", raw.strip()).lower()
     value = _LOCATION.sub("", _CALL_ARGUMENTS.sub("", value))
     return value.strip(_EDGE_PUNCTUATION)
 
 
 def _looks_like_code(token: str) -> bool:
+    if token.isalpha() and (token.islower() or token.istitle() or token.isupper()):
+        return False  # a plain word, the common case
     if "_" in token or token.endswith(")") or _CAMEL.search(token):
         return True
     # dotted, scoped or path-like, but not an abbreviation such as e.g or i.e
     return bool(_JOINED.search(token)) and any(len(part) > 1 for part in re.split(r"[./:>-]+", token))
 
 
+@functools.lru_cache(maxsize=4096)
 def _stem(word: str) -> str:
     """A crude stem, enough for "close", "closes", "closed" and "closing", or "log" and "logged"."""
     for suffix in _SUFFIXES:
@@ -135,11 +142,12 @@ class Description:
         names: set[str] = set()
 
         def keep(match: re.Match[str]) -> str:
-            names.add(normalize_name(next(group for group in match.groups() if group is not None)))
+            names.add(normalize_name(match.group(match.lastindex or 0)))
             return " "
 
-        rest = _NUMBER.sub(keep, _QUOTED.sub(keep, _LINE_REFERENCE.sub(" ", text)))
-        words: set[str] = set()
+        located = _LINE_REFERENCE.sub(" ", text)
+        rest = _NUMBER.sub(keep, _QUOTED.sub(keep, located))
+        prose: list[str] = []
         for raw in rest.split():
             token = raw.strip(_TOKEN_EDGES)
             if not ("(" in token and token.endswith(")")):  # keep the parentheses of a call
@@ -147,11 +155,11 @@ class Description:
             if _looks_like_code(token):
                 names.add(normalize_name(token))
             else:
-                words |= _stems(token.replace("'", "").replace("\u2019", ""))
+                prose.append(token)
         names.discard("")
-        name_words = {stem for name in names for stem in _stems(name)}
-        plain = f" {_plain(_LINE_REFERENCE.sub(' ', text))} "
-        return cls(text, frozenset(names), frozenset(words), frozenset(name_words), plain)
+        words = _stems(" ".join(prose).replace("'", "").replace("\u2019", ""))
+        name_words = _stems(" ".join(names))
+        return cls(text, frozenset(names), frozenset(words), frozenset(name_words), f" {_plain(located)} ")
 
     def mentions(self, name: str) -> bool:
         """Whether the text has `name` as whole words, quoted or not."""
@@ -160,6 +168,8 @@ class Description:
 
 
 def _names_agree(a: Description, b: Description) -> bool:
+    if len(a.names ^ b.names) > MAX_NAMES_WRITTEN_BARE:
+        return False
     return all(b.mentions(name) for name in a.names - b.names) and all(
         a.mentions(name) for name in b.names - a.names
     )
@@ -181,19 +191,19 @@ class Candidate:
     category: str
     line: int
     description: Description
-    legacy_fingerprint: str  # what the older rule called it (see legacy_fingerprint)
 
     @classmethod
     def of(cls, issue: Mapping[str, Any]) -> Candidate:
         file = normalize_file(str(issue.get("file", "")))
         category = normalize_category(str(issue.get("category", "")))
         line = _line(issue)
-        text = str(issue.get("description", ""))
-        description = Description.of(text)
-        fingerprint = fingerprint_of(file, line, category, description)
-        return cls(
-            fingerprint, file, category, line, description, legacy_fingerprint(file, line, category, text)
-        )
+        description = Description.of(str(issue.get("description", "")))
+        return cls(fingerprint_of(file, line, category, description), file, category, line, description)
+
+    @property
+    def legacy_fingerprint(self) -> str:
+        """What the older rule called this finding (see legacy_fingerprint)."""
+        return legacy_fingerprint(self.file, self.line, self.category, self.description.text)
 
     @property
     def block(self) -> tuple[str, str, int]:

@@ -88,9 +88,9 @@ class IssueRegistry:
         if number is not None and number >= self.next_number:
             self.next_number = number + 1
 
-    def _exact(self, candidate: Candidate) -> str | None:
+    def _exact(self, candidate: Candidate, with_legacy: bool) -> str | None:
         found = self.by_fingerprint.get(candidate.fingerprint)
-        if found is None:
+        if found is None and with_legacy:
             legacy = self.by_fingerprint.get(candidate.legacy_fingerprint)
             if legacy is not None and self.known[legacy].text is None:
                 found = legacy
@@ -104,8 +104,9 @@ class IssueRegistry:
         """
         ids: list[str | None] = [None] * len(candidates)
         taken: set[str] = set()
+        with_legacy = any(entry.text is None for entry in self.known.values())
         for index, candidate in enumerate(candidates):
-            known_id = self._exact(candidate)
+            known_id = self._exact(candidate, with_legacy)
             if known_id is not None and known_id not in taken:
                 ids[index] = known_id
                 taken.add(known_id)

@@ -253,11 +253,6 @@ def merge_issues(raw: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[Can
         if agent not in entry["agents"]:
             entry["agents"].append(agent)
         entry["sources"].append(source)
-        lines = [int(item["line"]) for item in entry["sources"]]
-        ends = [int(item["end_line"] or item["line"]) for item in entry["sources"]]
-        entry["line"] = min(lines)
-        spans = len(set(lines)) > 1 or any(item["end_line"] for item in entry["sources"])
-        entry["end_line"] = max(ends) if spans else None
         entry["auto_fixable"] = entry["auto_fixable"] or issue.get("auto_fixable") is True
         entry["confidence"] = max(int(entry["confidence"]), rank[0])
         if rank[1] > SEVERITY_RANK.get(str(entry["severity"]), 0):
@@ -270,4 +265,15 @@ def merge_issues(raw: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[Can
             entry["existing_code"] = issue.get("existing_code")
             entry["improved_code"] = issue.get("improved_code")
             merged[group] = (first, entry, rank)
+    for _first, entry, _rank in merged:
+        _span_sources(entry)
     return [(candidate, entry) for candidate, entry, _rank in merged]
+
+
+def _span_sources(entry: Issue) -> None:
+    """The merged issue's lines: from the first line of any report to the last line of any."""
+    lines = [int(item["line"]) for item in entry["sources"]]
+    ends = [int(item["end_line"] or item["line"]) for item in entry["sources"]]
+    entry["line"] = min(lines)
+    spans = len(set(lines)) > 1 or any(item["end_line"] for item in entry["sources"])
+    entry["end_line"] = max(ends) if spans else None
