@@ -1,12 +1,15 @@
 """Bugfix phase 0, collect and classify the failure: the engine runs the project's tests (Work "tests"),
 keeps the bounded failures, and the failure analyst classifies them into the stack's categories.
 
-No failure and no description from the user: WARNING NO_FAILURE_FOUND and the run ends, successful, with
-nothing to fix. No test command configured: WARNING TESTS_NOT_CONFIGURED, and the description alone goes on.
+Tests the user's description names (pytest node ids) run alone first; only when none of them fails does the
+whole suite run. No failure and no description from the user: WARNING NO_FAILURE_FOUND and the run ends,
+successful, with nothing to fix. No test command configured: WARNING TESTS_NOT_CONFIGURED, and the
+description alone goes on.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -19,8 +22,12 @@ from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, RunDone, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.testrun import COMMAND_FAILURE, TESTS
+from fixloop.workflows.testselect import detect_runner, short_name
 
 # failures_total: the run kept at most testrun.MAX_FAILURES of them
+_NODE_ID = re.compile(r"[\w./-]+\.py::[\w.:\[\]-]+")
+MAX_DESCRIPTION_SCANNED = 100_000
+MAX_NAMED = 20
 RUN_FIELDS: tuple[str, ...] = ("status", "reason", "command", "exit_code", "duration_ms", "output_file")
 RUN_FIELDS += ("lines", "counts", "failures_total")
 
@@ -50,6 +57,25 @@ def categories_problem(stack: object, document: Mapping[str, Any]) -> dict[str, 
         "violations": wrong,
         "hint": f"Use only these categories: {', '.join(allowed)}. Answer again with the whole document.",
     }
+
+
+def named_tests(description: str) -> list[dict[str, Any]]:
+    """The pytest node ids a user's description names (`tests/test_x.py::test_y`), as named tests."""
+    ids = dict.fromkeys(match.group(0) for match in _NODE_ID.finditer(description[:MAX_DESCRIPTION_SCANNED]))
+    return [{"id": node, "file": node.split("::", 1)[0], "name": short_name(node)} for node in ids][
+        :MAX_NAMED
+    ]
+
+
+def _shows_failure(result: Mapping[str, Any]) -> bool:
+    failures = result.get("failures") or []
+    return result.get("status") == "test_failed" and any(
+        item.get("test_id") != COMMAND_FAILURE for item in failures
+    )
+
+
+def _collect_params(ctx: PhaseContext) -> dict[str, Any]:
+    return {"purpose": "collect", "phase": ctx.phase_key, "step_index": 1, "total_steps": 2}
 
 
 class CollectPhase(Phase):
@@ -87,11 +113,17 @@ class CollectPhase(Phase):
             self._described(ctx)
         command = ctx.config.test_command
         if command and command.strip():
+            named = named_tests(data["description"]) if detect_runner(command) == "pytest" else []
             result = ctx.work_result(TESTS)
+            if named and "alone" not in data:
+                if result is None:  # the tests the user named run alone first
+                    return Work(TESTS, {**_collect_params(ctx), "tests": named})
+                data["alone"] = {key: result.get(key) for key in RUN_FIELDS}
+                if not _shows_failure(result):
+                    ctx.forget_work(TESTS)  # they pass alone, or were not found: run the whole suite
+                    result = None
             if result is None:
-                return Work(
-                    TESTS, {"purpose": "collect", "phase": ctx.phase_key, "step_index": 1, "total_steps": 2}
-                )
+                return Work(TESTS, _collect_params(ctx))
             data["test_run"] = {key: result.get(key) for key in RUN_FIELDS}
             data["failures"] = list(result.get("failures") or [])
         else:
