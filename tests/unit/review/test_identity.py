@@ -12,6 +12,7 @@ from fixloop.review import identity
 from fixloop.review.identity import (
     LINE_TOLERANCE,
     MAX_COMPARED,
+    MAX_NAMES_WRITTEN_BARE,
     Candidate,
     Description,
     NearbyFindings,
@@ -99,6 +100,18 @@ def test_a_name_quoted_in_one_and_bare_in_the_other_is_the_same_name() -> None:
     other = Candidate.of(issue("C", 11, "phone is not validated before being used"))
     assert closeness(quoted, bare) == (1, 0.0)
     assert closeness(quoted, other) is None
+
+
+@pytest.mark.parametrize(
+    ("count", "same"), [(MAX_NAMES_WRITTEN_BARE, True), (MAX_NAMES_WRITTEN_BARE + 1, False)]
+)
+def test_only_a_few_names_may_be_quoted_on_one_side_and_bare_on_the_other(count: int, same: bool) -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"][:count]
+    quoted = Candidate.of(
+        issue("A", 10, f"Fields {', '.join(f'`{word}`' for word in words)} are never checked")
+    )
+    bare = Candidate.of(issue("B", 10, f"Fields {', '.join(words)} are never checked"))
+    assert (closeness(quoted, bare) is not None) is same
 
 
 def test_grouping_keeps_one_agents_findings_apart_and_joins_other_agents() -> None:
