@@ -1,7 +1,7 @@
-"""When two review findings are the same finding: within a round (two reviewers, or one reviewer twice) and
-across rounds (a fix moved the code, the reviewer put it in other words).
+"""When two review findings are the same finding: within a round (two reviewers report it) and across
+rounds (a fix moved the code, the reviewer put it in other words).
 
-A finding's identity has four parts, read from its file, line, category and description:
+A finding's identity has three parts, read from its file, line, category and description:
 - where: the file and the category, normalized, and the line;
 - names: what the description names exactly, which tells one finding from its neighbour: each
   `backticked`, "double-", 'single-' or “smart-”quoted span, each number, and each bare word that looks
@@ -14,7 +14,8 @@ A finding's identity has four parts, read from its file, line, category and desc
 Two findings are the same when they share file and category, their lines are at most LINE_TOLERANCE apart,
 they name the same things (a name one of them quotes may stand bare in the other's text), and their words
 overlap enough: a Dice coefficient of at least WORDS_MIN_OVERLAP. So "`user_id` is never validated" and
-"`email` is never validated" stay two findings, and so do the same words 30 lines apart.
+"`email` is never validated" stay two findings, and so do the same words 30 lines apart. Within a round,
+two findings of one reviewer are never merged unless one repeats the other (see group_reports).
 
 The fingerprint is a short stable label of one finding (a hash of file, line block of 10, category, names
 and words). It is what baselines, SARIF and `fixloop baseline remove` carry; matching never needs it to be
