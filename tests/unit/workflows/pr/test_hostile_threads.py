@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fake_github import FakeGitHub, ReviewThread
 from helpers_github import answer, called, events, open_pr, start, state, step, task
+from workflows.flow_helpers import invoke_text
 
 from fixloop.core.redact import redact
 from fixloop.github.markers import reply_marker
@@ -124,7 +125,7 @@ def test_the_summary_marker_in_another_accounts_comment_is_no_summary(
 
 
 def test_secrets_in_comments_are_redacted_in_every_file_of_the_run(
-    github: FakeGitHub, pr_checkout: Path
+    github: FakeGitHub, pr_checkout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert all(secret not in redact(f"key {secret} here") for secret in SECRETS)
     pr = open_pr(github, title=f"Rotate {GITHUB_TOKEN}")
@@ -147,6 +148,16 @@ def test_secrets_in_comments_are_redacted_in_every_file_of_the_run(
     for path in files:
         text = path.read_bytes().decode("utf-8", "replace")
         assert not any(secret in text for secret in SECRETS), path
+    # what the run says: its final message, its reports and its timeline
+    monkeypatch.chdir(pr_checkout)
+    said = {"final message": str(action.get("message"))}
+    for fmt in ("json", "markdown", "sarif", "html"):
+        code, said[f"report {fmt}"] = invoke_text("review", "report", run_id, "--format", fmt)
+        assert code == 0, said[f"report {fmt}"]
+    code, said["timeline"] = invoke_text("log", "timeline", run_id)
+    assert code == 0, said["timeline"]
+    for name, text in said.items():
+        assert not any(secret in text for secret in SECRETS), name
 
 
 # ---- 14. only accounts with write access are acted on -------------------------------------------------
