@@ -9,7 +9,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from fixloop.cli import cli
-from fixloop.runs import trust
+from fixloop.runs import lifecycle, trust
 
 
 def invoke(*args: str) -> tuple[int, Any]:
@@ -97,3 +97,18 @@ def test_trust_with_nothing_to_approve(git_project: Path) -> None:
             "message": "No verification command is set or found.",
         },
     )
+
+
+def test_after_init_the_review_leaves_fixloop_s_config_out(git_project: Path) -> None:
+    """init writes .claude/fixloop.json into the work tree: the next review reviews the change, not it."""
+    python_project(git_project)
+    assert invoke("init")[0] == 0
+    (git_project / "src" / "app.py").write_text("print('changed')\n")
+    code, started = invoke("run", "start", "--workflow", "review", "--git-diff")
+    assert code == 0, started
+    state = lifecycle.load_run(git_project, started["run_id"])
+    assert state["changed_files"] == ["pyproject.toml", "src/app.py"]
+    code, replaced = invoke(
+        "run", "files", started["run_id"], "--changed-files", ".claude/fixloop.json", "x.py"
+    )
+    assert (code, replaced["changed_files"]) == (0, ["x.py"])

@@ -8,6 +8,8 @@ import pytest
 from helpers_runs import FakeClock, read_events
 
 from fixloop.runs import changed_files, creation
+from fixloop.runs.baseline import BASELINE_FILE
+from fixloop.runs.config import PROJECT_CONFIG
 from fixloop.runs.path_filters import PathFilter, matches
 
 
@@ -54,9 +56,11 @@ def test_a_file_is_kept_when_some_include_and_no_exclude_matches() -> None:
     assert not PathFilter().active and rules.active
 
 
-def test_the_baseline_file_is_never_reviewed() -> None:
-    kept, left_out = changed_files.reviewable_files([".fixloop/baseline.json", "a.py"], {})
-    assert (kept, left_out) == (["a.py"], [])
+def test_fixloop_s_own_files_are_never_reviewed() -> None:
+    files = [".claude/fixloop.json", ".fixloop/baseline.json", "a.py", "b/.claude/fixloop.json"]
+    kept, left_out = changed_files.reviewable_files(files, {})
+    assert (kept, left_out) == (["a.py", "b/.claude/fixloop.json"], [])
+    assert {PROJECT_CONFIG.as_posix(), BASELINE_FILE.as_posix()} == changed_files.OWN_FILES
 
 
 def test_a_run_starts_with_the_filtered_files_and_says_what_was_left_out(git_project: Path) -> None:
@@ -70,7 +74,7 @@ def test_a_run_starts_with_the_filtered_files_and_says_what_was_left_out(git_pro
     started = creation.start_run("review", root=git_project, git_base="", clock=FakeClock())
     state = started["state"]
     assert state["changed_files"] == ["src/app.py"]
-    left_out = [".claude/fixloop.json", "docs/guide.md", "poetry.lock"]
+    left_out = ["docs/guide.md", "poetry.lock"]  # .claude/fixloop.json is never reviewed at all
     assert state["files_left_out"] == left_out
     assert creation.describe_run(state, git_project)["files_left_out"] == left_out
     events = read_events(state["logging"]["log_files"]["jsonl"])

@@ -16,6 +16,10 @@ from fixloop.runs.path_filters import PathFilter
 from fixloop.store import gitfiles, layout
 
 BASELINE_PATH = BASELINE_FILE.as_posix()
+# fixloop's own files in a project, never reviewed: the baseline is data about reviews, and the config is
+# fixloop's settings, whose commands gate the fixes (approved by the user, runs.trust) and are no change for
+# the reviewers or the fixer. The config is runs.config.PROJECT_CONFIG (not imported: it loads pydantic).
+OWN_FILES = frozenset({BASELINE_PATH, ".claude/fixloop.json"})
 
 
 def normalize_files(root: Path, files: Sequence[str]) -> list[str]:
@@ -50,8 +54,8 @@ def review_path_filter(config: Mapping[str, Any]) -> PathFilter:
 
 def reviewable_files(files: Sequence[str], config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(kept, left out): `files` without those the config's review_include / review_exclude leave out, and
-    without the project's baseline file (data about reviews, not code to review)."""
-    kept, left_out = review_path_filter(config).split([item for item in files if item != BASELINE_PATH])
+    without fixloop's own files (OWN_FILES: its config and the baseline, not code to review)."""
+    kept, left_out = review_path_filter(config).split([item for item in files if item not in OWN_FILES])
     return kept, left_out
 
 
