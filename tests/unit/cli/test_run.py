@@ -436,3 +436,17 @@ def test_a_missing_run_names_the_command_that_needs_it(git_project: Path) -> Non
     assert (error["code"], error["message"]) == ("USAGE_ERROR", "Missing argument 'RUN'.")
     assert error["command"] == ["run", "show"]
     assert error["usage"] == "Usage: fixloop run show [OPTIONS] RUN"
+
+
+def test_git_diff_outside_a_git_repository_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case of issue 21: it ended `success (no_changes)`, as if a review had found nothing."""
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    code, refused = invoke("run", "start", "--workflow", "review", "--git-diff")
+    assert (code, refused["error"]["code"]) == (2, "NOT_A_GIT_REPOSITORY")
+    assert refused["error"]["message"].endswith("Name the files instead: --changed-files FILE ...")
+    assert not (tmp_path / ".claude").exists()
+    code, started = invoke("run", "start", "--workflow", "review", "--changed-files", "app.py")
+    assert code == 0, started  # named files need no git

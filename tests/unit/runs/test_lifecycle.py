@@ -223,6 +223,7 @@ def test_invalid_phase_error_document(git_project: Path) -> None:
 
 def test_git_unavailable_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))  # git is not installed
     state_result = creation.start_run("review", root=tmp_path, git_base="", clock=FakeClock(START_S))
     state = state_result["state"]
     assert state["changed_files"] == []
@@ -233,7 +234,7 @@ def test_git_unavailable_is_a_warning(tmp_path: Path, monkeypatch: pytest.Monkey
             "impact": "changed files unknown; the run starts with an empty list",
         }
     ]
-    assert state_result["warnings"][0]["message"].startswith("Not a git repository")
+    assert state_result["warnings"][0]["message"] == "git is not installed (not found on PATH)."
     events = read_events(jsonl_of(state))
     assert [event["type"] for event in events] == ["SESSION_START", "WARNING"]
     assert events[0]["env"]["git_branch"] is None
@@ -244,6 +245,21 @@ def test_git_unavailable_is_a_warning(tmp_path: Path, monkeypatch: pytest.Monkey
         **state_result["warnings"][0],
     }
     assert_valid_events(events)
+
+
+def test_git_diff_outside_a_git_repository_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review of the git changes of a folder that is no repository: an error, never `no_changes`."""
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    with pytest.raises(FixloopError) as caught:
+        creation.start_run("review", root=tmp_path, git_base="", clock=FakeClock(START_S))
+    assert (caught.value.code, caught.value.exit_code) == ("NOT_A_GIT_REPOSITORY", 2)
+    assert caught.value.message == (
+        f"{tmp_path} is not a git repository, so --git-diff has no changes to take. Name the files instead: "
+        "--changed-files FILE ..."
+    )
+    assert not (tmp_path / ".claude").exists()  # no run was made
 
 
 # ---- config --------------------------------------------------------------------------------------
@@ -556,7 +572,7 @@ def test_set_files_without_git_keeps_the_files(tmp_path: Path) -> None:
     before = snapshot(tmp_path)
     with pytest.raises(FixloopError) as caught:
         changed_files.set_files(tmp_path, state["run_id"], git_base="")
-    assert (caught.value.code, caught.value.exit_code) == ("GIT_UNAVAILABLE", 1)
+    assert (caught.value.code, caught.value.exit_code) == ("NOT_A_GIT_REPOSITORY", 2)
     assert snapshot(tmp_path) == before
 
 

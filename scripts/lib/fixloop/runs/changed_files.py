@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -101,8 +102,9 @@ def collect_files(
     root: Path, changed_files: Sequence[str] | None, git_base: str | None, tolerate_git: bool = True
 ) -> tuple[list[str], str | None, list[dict[str, Any]]]:
     """(files, base_ref, warnings). `git_base` "" or "HEAD" means the work tree against HEAD (or, before the
-    first commit, everything staged or untracked). With `tolerate_git`, GIT_UNAVAILABLE becomes a warning
-    and an empty list; otherwise it is raised."""
+    first commit, everything staged or untracked). Outside a git repository that is NOT_A_GIT_REPOSITORY;
+    with `tolerate_git`, git's other failures (GIT_UNAVAILABLE: not installed, timed out) become a warning
+    and an empty list, otherwise they are raised."""
     if changed_files is not None and git_base is not None:
         raise FixloopError(
             "CONFLICTING_ARGUMENTS",
@@ -117,6 +119,13 @@ def collect_files(
     try:
         return gitfiles.changed_files(root, base), base or "HEAD", []
     except FixloopError as error:
+        if error.code == "GIT_UNAVAILABLE" and shutil.which("git") and not gitfiles.is_repository(root):
+            raise FixloopError(  # the user's mistake, not git's: never a run with nothing to review
+                "NOT_A_GIT_REPOSITORY",
+                f"{root} is not a git repository, so --git-diff has no changes to take. Name the files "
+                "instead: --changed-files FILE ...",
+                project=str(root),
+            ) from None
         if error.code != "GIT_UNAVAILABLE" or not tolerate_git:
             raise
         warning = {
