@@ -6,10 +6,10 @@
 Writes, in a temporary directory, a log of N events shaped like the engine's (agent calls and results,
 phases, warnings, errors, decisions) in time order except for what concurrent writers cause: one line in
 fifty a few milliseconds early, and one block of a thousand lines written late. Then runs each command in
-its own process and prints its CPU seconds (user + system) and peak RSS, from that child's rusage
-(os.wait4). With several sizes, the time per million events shows whether the cost is linear. --jq also
-measures the logging skill's time-order recipe. --lib runs another copy of scripts/lib (an earlier version,
-to compare). Prints figures only; asserts nothing.
+its own process and prints its CPU seconds (user + system) and peak RSS (child_usage: a launcher's child,
+so the benchmark's own memory does not count). With several sizes, the time per million events shows
+whether the cost is linear. --jq also measures the logging skill's time-order recipe. --lib runs another
+copy of scripts/lib (an earlier version, to compare). Prints figures only; asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from child_usage import Launcher
 
 ROOT = Path(__file__).resolve().parents[2]
 LIB = ROOT / "scripts" / "lib"
@@ -93,14 +94,6 @@ def write_log(path: Path, count: int) -> None:
         out.writelines(held)
 
 
-def measured(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:
-    """(CPU seconds, peak RSS in MB, exit code) of `command` in its own process."""
-    with open(os.devnull, "wb") as sink:
-        child = subprocess.Popen(command, cwd=cwd, env=env, stdout=sink, stderr=sink)
-        _pid, status, usage = os.wait4(child.pid, 0)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", default="250000,500000,1000000")
@@ -110,6 +103,7 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(args.lib.resolve())}
     env.pop("CLAUDE_CODE_SESSION_ID", None)
+    launcher = Launcher()
     for count in (int(item) for item in args.events.split(",")):
         with tempfile.TemporaryDirectory() as temp:
             root = Path(temp)
@@ -121,7 +115,7 @@ def main() -> None:
             for name in args.commands.split(","):
                 extra = ["--type", "PHASE_END"] if name == "show" else []
                 command = [sys.executable, "-m", "fixloop", "log", name, str(log), *extra]
-                cpu, peak, code = measured(command, env, root)
+                cpu, peak, code = launcher.measure(command, root, env)
                 per_million = cpu / count * 1e6
                 print(
                     f"  log {name + ' ' + ' '.join(extra):24s} cpu {cpu:7.2f} s ({per_million:5.2f} s per 1M)"
@@ -130,9 +124,11 @@ def main() -> None:
             if args.jq and shutil.which("jq"):
                 recipe = next(line for line in SKILL.read_text().splitlines() if "sort" in line)
                 shell = recipe.replace("RUN.jsonl", str(log))
-                cpu, peak, code = measured(["bash", "-c", shell], env, root)
+                cpu, peak, code = launcher.measure(["bash", "-c", shell], root, env)
                 print(f"  skill recipe: {recipe}")
                 print(f"  {'':28s} cpu {cpu:7.2f} s   peak {peak:7.1f} MB   exit {code}")
+
+    launcher.close()
 
 
 if __name__ == "__main__":

@@ -4,19 +4,20 @@
 
 Builds a project in a temporary directory with RUNS review runs, each a real review state whose first
 round is closed with ISSUES findings (six reviewers), then runs each command in its own process and prints
-its CPU seconds (user + system) and peak RSS, from the rusage of that one child (os.wait4). The first call
-after the runs are written builds the run index; the later calls read it. Then one run is ended and one
-deleted by hand, and `run list` runs again. --lib runs the commands with another copy of scripts/lib (an
-earlier version, to compare). Prints figures only; asserts nothing.
+its CPU seconds (user + system) and peak RSS (child_usage: a launcher's child, so the benchmark's own
+memory does not count). The first call after the runs are written builds the run index; the later calls
+read it. Then one run is ended and one deleted by hand, and `run list` runs again: it reads the ended run's
+state again until that state is RACY_NS old (store.runindex), then reads none. --lib runs the commands
+with another copy of scripts/lib (an earlier version, to compare). Prints figures only; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,15 @@ ROOT = Path(__file__).resolve().parents[2]
 LIB = ROOT / "scripts" / "lib"
 sys.path.insert(0, str(LIB))
 
+from child_usage import Launcher  # noqa: E402
+
 from fixloop.contracts.coordinator import LoopConfig  # noqa: E402
 from fixloop.core.agent_names import REVIEWER_AGENTS  # noqa: E402
 from fixloop.core.timekeeping import utc_timestamp_ms  # noqa: E402
 from fixloop.review.gate import attach_verification  # noqa: E402
 from fixloop.review.machine import decide_next  # noqa: E402
 from fixloop.review.record import record_agent_result  # noqa: E402
-from fixloop.store import layout  # noqa: E402
+from fixloop.store import layout, runindex  # noqa: E402
 from fixloop.store.statestore import encode_state  # noqa: E402
 
 START_MS = 1_765_000_000_000
@@ -105,19 +108,15 @@ def write_runs(root: Path, count: int, issues: int) -> list[str]:
     return ids
 
 
-def measured(root: Path, *args: str) -> tuple[float, float, int]:
-    """(CPU seconds, peak RSS in MB, exit code) of `python -m fixloop ARGS` in its own process."""
-    env = {**os.environ, "PYTHONPATH": str(ENGINE), "CLAUDE_PROJECT_DIR": str(root)}
-    env.pop("CLAUDE_CODE_SESSION_ID", None)
-    with open(os.devnull, "wb") as sink:
-        child = subprocess.Popen([sys.executable, "-m", "fixloop", *args], cwd=root, env=env, stdout=sink)
-        _pid, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode
+LAUNCHER: Launcher | None = None
 
 
 def report(label: str, root: Path, *args: str) -> None:
-    cpu, peak, code = measured(root, *args)
+    """One line: CPU seconds and peak RSS of `python -m fixloop ARGS` in its own process."""
+    env = {**os.environ, "PYTHONPATH": str(ENGINE), "CLAUDE_PROJECT_DIR": str(root)}
+    env.pop("CLAUDE_CODE_SESSION_ID", None)
+    assert LAUNCHER is not None
+    cpu, peak, code = LAUNCHER.measure([sys.executable, "-m", "fixloop", *args], root, env)
     print(f"{label:44s} cpu {cpu:6.2f} s   peak {peak:7.1f} MB   exit {code}")
 
 
@@ -128,8 +127,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--lib", type=Path, default=LIB, help="the scripts/lib the commands run")
     args = parser.parse_args()
-    global ENGINE
+    global ENGINE, LAUNCHER
     ENGINE = args.lib.resolve()
+    LAUNCHER = Launcher()
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)
         (root / ".git").mkdir()
@@ -145,7 +145,11 @@ def main() -> None:
         ended.write_bytes(ended.read_bytes().replace(b'"status": "running"', b'"status": "success"', 1))
         os.remove(layout.state_path(root, ids[0]))
         report("run list after one run ended, one deleted", root, "run", "list")
+        report("run list again (the ended state still fresh)", root, "run", "list")
+        time.sleep(runindex.RACY_NS / 1e9 + 0.5)
+        report("run list once the ended state is 2 s old", root, "run", "list")
         report("run list again", root, "run", "list")
+    LAUNCHER.close()
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json
 from fixloop.core.errors import FixloopError
 from fixloop.report.runlist import list_runs
-from fixloop.runs import creation, ending, lifecycle, phasebook
+from fixloop.runs import ending, lifecycle, phasebook
 from fixloop.runs.changed_files import set_files
 from fixloop.runs.listing import newest_run_id, resolve_run
 from fixloop.runs.phases import describe_phases, resolve_workflow, workflow_and_stack
@@ -182,6 +182,8 @@ def start(
     extra_files: tuple[str, ...],
 ) -> None:
     """Start a run: state, logs, SESSION_START, and the Claude Code session binding."""
+    from fixloop.runs import creation  # the configuration's models: only `start` pays for them
+
     root = project()
     workflow, stack = workflow_and_stack(workflow, stack)
     files = gather_files(changed_files, files_from, extra_files)

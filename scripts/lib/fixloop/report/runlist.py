@@ -1,4 +1,8 @@
-"""`fixloop run list`: a project's runs, newest first, one line of facts each."""
+"""`fixloop run list`: a project's runs, newest first, one line of facts each.
+
+The review package (and the contract models it loads) is imported only when a state must be read: a
+listing the run index answers costs the interpreter, click and this module.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
-from fixloop.review.access import started_review
-from fixloop.review.views import final_round
 from fixloop.runs.lifecycle import RUN_STATUSES
 from fixloop.runs.listing import listed_runs, run_facts
 from fixloop.runs.phases import known_workflow
@@ -22,6 +24,8 @@ def termination_reason(state: Mapping[str, Any]) -> str | None:
     reason = outcome.get("reason") if isinstance(outcome, Mapping) else None
     if isinstance(reason, str) and reason:
         return reason
+    from fixloop.review.access import started_review
+
     review = started_review(state)
     review_outcome = review.get("outcome") if review is not None else None
     reason = review_outcome.get("termination_reason") if isinstance(review_outcome, Mapping) else None
@@ -30,6 +34,9 @@ def termination_reason(state: Mapping[str, Any]) -> str | None:
 
 def remaining_issues(state: Mapping[str, Any]) -> int | None:
     """The findings of the review's final round; None when the run has no review round."""
+    from fixloop.review.access import started_review
+    from fixloop.review.views import final_round
+
     review = started_review(state)
     final = final_round(review) if review is not None else None
     return len(final["issues"]) if final is not None else None
