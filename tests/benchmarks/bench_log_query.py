@@ -2,6 +2,7 @@
 
     python3 tests/benchmarks/bench_log_query.py [--events 250000,500000,1000000] [--lib DIR]
                                                 [--commands timeline,summary,errors,show] [--jq]
+                                                [--order mostly|reversed]
 
 Writes, in a temporary directory, a log of N events shaped like the engine's (agent calls and results,
 phases, warnings, errors, decisions) in time order except for what concurrent writers cause: one line in
@@ -81,17 +82,18 @@ def event(number: int, ms: int) -> dict[str, object]:
     }
 
 
-def write_log(path: Path, count: int) -> None:
+def write_log(path: Path, count: int, order: str = "mostly") -> None:
     """`count` events 7 ms apart; one in fifty stamped 5 ms early; events 40% to 40% + 1000 written at the
-    end (a writer that was held up)."""
+    end (a writer that was held up). Order `reversed`: the same events newest first (every chunk of the
+    log out of order: the worst case)."""
     late = range(count * 2 // 5, count * 2 // 5 + min(1000, count // 10))
     held: list[bytes] = []
     with path.open("wb") as out:
         for number in range(count):
             ms = BASE_SECONDS * 1000 + number * 7 - (5 if number % 50 == 49 else 0)
             line = json.dumps(event(number, ms), separators=(",", ":")).encode() + b"\n"
-            (held.append if number in late else out.write)(line)
-        out.writelines(held)
+            (held.append if number in late or order == "reversed" else out.write)(line)
+        out.writelines(reversed(held) if order == "reversed" else held)
 
 
 def main() -> None:
@@ -100,6 +102,7 @@ def main() -> None:
     parser.add_argument("--commands", default=",".join(COMMANDS))
     parser.add_argument("--lib", type=Path, default=LIB, help="the scripts/lib the commands run")
     parser.add_argument("--jq", action="store_true", help="also time the skill's jq recipe")
+    parser.add_argument("--order", choices=("mostly", "reversed"), default="mostly")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(args.lib.resolve())}
     env.pop("CLAUDE_CODE_SESSION_ID", None)
@@ -109,9 +112,9 @@ def main() -> None:
             root = Path(temp)
             (root / ".git").mkdir()
             log = root / "run.jsonl"
-            write_log(log, count)
+            write_log(log, count, args.order)
             env["CLAUDE_PROJECT_DIR"] = str(root)
-            print(f"{count} events, {log.stat().st_size / 1e6:.0f} MB")
+            print(f"{count} events ({args.order} in time order), {log.stat().st_size / 1e6:.0f} MB")
             for name in args.commands.split(","):
                 extra = ["--type", "PHASE_END"] if name == "show" else []
                 command = [sys.executable, "-m", "fixloop", "log", name, str(log), *extra]
