@@ -228,3 +228,14 @@ def test_a_detected_venv_pytest_is_asked_again_when_the_venv_points_elsewhere(
     code, shown = invoke("trust", "--show")
     assert (code, shown["status"]) == (0, "not_approved")
     assert f".venv/bin/python now resolves to {os.path.realpath(other)}" in shown["message"]
+
+
+def test_a_script_taken_away_is_named(git_project: Path) -> None:
+    scripts(git_project, test="jest", posttest="node report.js")
+    commands = {"tests": "npm test"}
+    trust.approve(git_project, commands)
+    scripts(git_project, test="jest")
+    assert trust.not_approved_because(git_project, commands) == (
+        "What these commands run changed since they were approved (tests: package.json scripts.posttest is "
+        "gone); approve again."
+    )

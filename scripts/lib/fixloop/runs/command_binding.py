@@ -27,46 +27,12 @@ _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
 _NPM_SCRIPT_COMMANDS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop"}
 _NPM_RUN = frozenset({"run", "run-script", "rum", "urn"})
 # Words that name a package manager's own command, not a script of the project.
-_YARN_PNPM_BUILTINS = frozenset(
-    [
-        "add",
-        "audit",
-        "bin",
-        "cache",
-        "config",
-        "create",
-        "dedupe",
-        "dlx",
-        "exec",
-        "import",
-        "info",
-        "init",
-        "install",
-        "link",
-        "list",
-        "ls",
-        "node",
-        "outdated",
-        "pack",
-        "patch",
-        "plugin",
-        "prune",
-        "publish",
-        "rebuild",
-        "remove",
-        "root",
-        "set",
-        "store",
-        "unlink",
-        "up",
-        "update",
-        "upgrade",
-        "version",
-        "why",
-        "workspace",
-        "workspaces",
-    ]
+_BUILTIN_WORDS = (
+    "add audit bin cache config create dedupe dlx exec import info init install link list ls node outdated "
+    "pack patch plugin prune publish rebuild remove root set store unlink up update upgrade version why "
+    "workspace workspaces"
 )
+_YARN_PNPM_BUILTINS = frozenset(_BUILTIN_WORDS.split())
 MISSING = "missing"
 Binding = dict[str, str]
 
@@ -97,6 +63,8 @@ def changes(before: dict[str, Any], now: dict[str, list[Binding]]) -> list[str]:
                 said.append(f"{step}: {item['what']} now resolves to {item.get('path')}")
             elif old != item:
                 said.append(f"{step}: {item['what']} changed")
+        kept = {item["what"] for item in current}
+        said.extend(f"{step}: {what} is gone" for what in earlier if what not in kept)
     return said
 
 
