@@ -14,6 +14,7 @@ from helpers_runs import FakeClock, git
 from workflows.bugfix_helpers import start, state
 
 from fixloop.workflows.testrun import COMMAND_FAILURE, run_tests
+from fixloop.workflows.testselect import from_failure
 
 RUNNERS = Path(__file__).resolve().parents[2] / "fixtures" / "runners"
 
@@ -24,9 +25,9 @@ def project_from(root: Path, sample: str) -> None:
     git(root, "commit", "-q", "-m", sample)
 
 
-def perform(root: Path, command: str) -> dict[str, Any]:
+def perform(root: Path, command: str, **params: Any) -> dict[str, Any]:
     run_id = start(root, test_command=command)
-    return run_tests(root, state(root, run_id), {"phase": "phase_0"}, FakeClock())
+    return run_tests(root, state(root, run_id), {"phase": "phase_0", **params}, FakeClock())
 
 
 def test_a_unittest_project(git_project: Path, fake_clock: FakeClock) -> None:
@@ -39,6 +40,24 @@ def test_a_unittest_project(git_project: Path, fake_clock: FakeClock) -> None:
     cents = by_id["tests.test_amounts.ParseAmountTest.test_cents"]
     assert (cents["kind"], cents["line"], cents["message"]) == ("test", 12, "AssertionError: 105 != 150")
     assert by_id["setUpClass (tests.test_report.ReportTest)"]["kind"] == "error"
+
+
+def test_unittest_failures_run_alone_by_their_ids(git_project: Path, fake_clock: FakeClock) -> None:
+    project_from(git_project, "unittest_ledger")
+    command = f"{shlex.quote(sys.executable)} -B -m unittest"
+    failures = perform(git_project, command)["failures"]
+    wanted = [
+        item for item in failures if "test_cents" in item["test_id"] or "(text='4.5')" in item["test_id"]
+    ]
+    result = perform(git_project, command, purpose="red", tests=[from_failure(item) for item in wanted])
+    case = "tests.test_amounts.ParseAmountTest"
+    assert result["command"] == f"{command} {case}.test_cents {case}.test_each_amount"
+    assert [item["outcome"] for item in result["outcomes"]] == ["failed", "failed"]
+    assert {item["test_id"] for item in result["failures"]} == {
+        "tests.test_amounts.ParseAmountTest.test_cents",
+        "tests.test_amounts.ParseAmountTest.test_each_amount (text='2.5')",
+        "tests.test_amounts.ParseAmountTest.test_each_amount (text='4.5')",
+    }
 
 
 @pytest.mark.skipif(shutil.which("prove") is None, reason="perl's prove is not installed")

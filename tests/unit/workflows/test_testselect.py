@@ -144,3 +144,32 @@ def run(**fields: Any) -> dict[str, Any]:
 )
 def test_outcome(facts: dict[str, Any], expected: str) -> None:
     assert outcome(facts, NEW) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "tests", "expected"),
+    [
+        (
+            "python3 -m unittest",
+            [{"id": "tests.test_a.Case.test_b (x=1)", "file": "/p/tests/test_a.py", "name": "x"}],
+            "python3 -m unittest tests.test_a.Case.test_b",
+        ),
+        (
+            "python3 -m unittest -v",
+            [{"file": "tests/test_a.py", "name": "Case.test_new"}, {"file": "./test_b.py", "name": "test_c"}],
+            "python3 -m unittest -v tests.test_a.Case.test_new test_b",
+        ),
+        (
+            "python3 -m unittest",
+            [{"file": "tests/test_a.py", "name": "tests.test_a.Case.t"}],
+            "python3 -m unittest tests.test_a.Case.t",
+        ),
+        ("python3 -m unittest", [{"id": "setUpClass (tests.test_a.Case)", "file": None, "name": "x"}], None),
+        ("python3 -m unittest", [{"file": "/abs/test_a.py", "name": "Case.test_b"}], None),
+        ("python3 -m unittest", [{"file": "tests/test-a.py", "name": "Case.test_b"}], None),
+        ("python3 -m unittest discover -s tests", [{"file": "tests/test_a.py", "name": "Case.test_b"}], None),
+    ],
+)
+def test_unittest_selection(command: str, tests: list[dict[str, Any]], expected: str | None) -> None:
+    assert detect_runner(command) == "unittest"
+    assert selection_command(command, "unittest", tests) == expected

@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 NamedTest = Mapping[str, Any]
-SELECTING_RUNNERS: tuple[str, ...] = ("pytest", "vitest", "jest", "playwright")
+SELECTING_RUNNERS: tuple[str, ...] = ("pytest", "unittest", "vitest", "jest", "playwright")
 OUTCOMES: tuple[str, ...] = ("failed", "passed", "not_run", "error")
 _SEPARATORS = ("::", " > ", " \u203a ", ".")
 _PARAMETERS = re.compile(r"\[[^\[\]]*\]$")
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 _REGEX_SPECIALS = re.compile(r"([.*+?^${}()|\[\]\\/])")
 
 
@@ -33,6 +34,8 @@ def detect_runner(command: str | None) -> str | None:
         base = token.rsplit("/", 1)[-1]
         if base in ("pytest", "py.test") or (base == "-m" and tokens[index + 1 : index + 2] == ["pytest"]):
             return "pytest"
+        if base == "-m" and tokens[index + 1 : index + 2] == ["unittest"]:
+            return "unittest"
         if base in ("vitest", "jest", "playwright"):
             return base
     return None
@@ -82,16 +85,44 @@ def _pytest_id(test: NamedTest) -> str | None:
     return f"{file}::{name}" if file and name else None
 
 
+def _unittest_name(test: NamedTest) -> str | None:
+    """The dotted name unittest selects a test by: its id (a subtest's description dropped), else the
+    test file's module and the test's `Case.method` name (the module alone for a bare method name)."""
+    test_id = str(test.get("id") or "").split(" ", 1)[0]
+    if "." in test_id and _DOTTED.match(test_id) and not test_id.startswith("unittest."):
+        return test_id  # not a fixture's (`setUpClass (m.Case)`) nor a module's that did not import
+    file, name = (
+        str(test.get("file") or "").removeprefix("./"),
+        str(test.get("name") or "").replace("::", "."),
+    )
+    if not file.endswith(".py") or file.startswith("/") or ".." in file:
+        return None
+    module = file.removesuffix(".py").replace("/", ".")
+    if not _DOTTED.match(module):
+        return None
+    if name.startswith(module + ".") and _DOTTED.match(name):
+        return name
+    if "." in name and _DOTTED.match(name):
+        return f"{module}.{name}"
+    return module
+
+
 def selection_command(command: str, runner: str | None, tests: Sequence[NamedTest]) -> str | None:
     """`command` narrowed to `tests` for `runner`, or None when it cannot be (run the whole command then).
 
-    pytest: the node ids appended; vitest: `<files> -t <names>`; jest: `-t <names>`; playwright:
-    `<file>:<line>` for each, else `-g <names>`. Names go in as escaped regular expressions.
+    pytest: the node ids appended; unittest: dotted test names appended (not after `discover`); vitest:
+    `<files> -t <names>`; jest: `-t <names>`; playwright: `<file>:<line>` for each, else `-g <names>`.
+    Names go in as escaped regular expressions.
     """
     if not tests or runner not in SELECTING_RUNNERS:
         return None
     names = [str(test.get("name") or "") for test in tests]
     files = [str(test.get("file") or "") for test in tests]
+    if runner == "unittest":
+        dotted = [_unittest_name(test) for test in tests]
+        if any(item is None for item in dotted) or " discover" in f" {command}":
+            return None  # `discover` takes no test names
+        return " ".join([command, *(str(item) for item in dict.fromkeys(dotted))])
     if runner == "pytest":
         ids = [_pytest_id(test) for test in tests]
         if any(item is None for item in ids):
