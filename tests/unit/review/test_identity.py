@@ -36,6 +36,7 @@ from fixloop.review.issue_registry import IssueRegistry
         ("Version 1.2.3 pinned\n\tin  two places!", {"1.2.3"}, {"vers", "pin", "two", "plac"}),
         ("Call to `save(user)` at line 12 is not awaited", {"save"}, {"call", "await"}),
         ("user_id and getUser() in src/app.py:40 (see L12)", {"user_id", "getuser", "src/app.py"}, set()),
+        ("A parameter x that I never use", {"x"}, {"parame", "us"}),
         ("\u201cSmart\u201d and \u2018curly\u2019 quotes, e.g. here", {"smart", "curly"}, {"quot"}),
     ],
 )

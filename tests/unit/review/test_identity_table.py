@@ -28,6 +28,7 @@ def pair(
 
 
 PAIRS = [
+    pair(5, "Parameter x is never used", 6, "Parameter y is never used", False, "one-letter variables"),
     pair(
         1,
         "`user_id` is never validated before use",

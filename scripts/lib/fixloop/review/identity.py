@@ -5,9 +5,9 @@ A finding's identity has three parts, read from its file, line, category and des
 - where: the file and the category, normalized, and the line;
 - names: what the description names exactly, which tells one finding from its neighbour: each
   `backticked`, "double-", 'single-' or “smart-”quoted span, each number, and each bare word that looks
-  like code (`user_id`, `getUser`, `os.path`, `save()`, `src/app.py`). Names are compared without case,
-  call arguments, a trailing `:line` or surrounding punctuation, so `save()`, "save" and 'Save' are one
-  name. "line 12", "lines 3-5" and "L12" are locations, not names: a fix shifts them;
+  like code (`user_id`, `getUser`, `os.path`, `save()`, `src/app.py`, a one-letter `x`). Names are compared
+  without case, call arguments, a trailing `:line` or surrounding punctuation, so `save()`, "save" and
+  'Save' are one name. "line 12", "lines 3-5" and "L12" are locations, not names: a fix shifts them;
 - words: the stems of the other words, less common short words, so that case, punctuation, whitespace and
   small wording changes ("is not validated" / "is never validated") do not matter.
 
@@ -58,6 +58,7 @@ _CALL_ARGUMENTS = re.compile(r"\([^()]*\)$")
 _LOCATION = re.compile(r":\d+(?::\d+)?$")
 _EDGE_PUNCTUATION = " \t\n.,;:!?()[]{}<>"
 _TOKEN_EDGES = ".,;:!?"
+_SINGLE_LETTER = re.compile(r"[b-hj-zB-HJ-Z]")  # a variable such as x; not the words "a" and "I"
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 _JOINED = re.compile(r"\w(?:\.|::|->|/)\w")
 _NOT_WORD = re.compile(r"[^a-z0-9_]+")
@@ -153,7 +154,7 @@ class Description:
             token = raw.strip(_TOKEN_EDGES)
             if not ("(" in token and token.endswith(")")):  # keep the parentheses of a call
                 token = token.strip(_EDGE_PUNCTUATION)
-            if _looks_like_code(token):
+            if _looks_like_code(token) or _SINGLE_LETTER.fullmatch(token):
                 names.add(normalize_name(token))
             else:
                 prose.append(token)
