@@ -158,3 +158,15 @@ def test_verify_takes_latest(git_project: Path, fake_clock: FakeClock) -> None:
     assert json.loads((runs / older / "state.json").read_text())["verification"] is None
     code, refused = invoke("verify", "nope")
     assert (code, refused["error"]["code"]) == (2, "INVALID_RUN_ID")
+
+
+def test_commands_of_a_config_file_are_approved_with_that_file(git_project: Path) -> None:
+    configure(git_project, detect_commands=False)
+    extra = git_project / "ci settings.json"
+    extra.write_text(json.dumps({"test_command": "true"}))
+    code, answer = invoke("check", "--config", str(extra))
+    assert (code, answer["error"]["code"]) == (2, "VERIFY_COMMANDS_UNTRUSTED")
+    assert answer["error"]["suggestion"] == f"\"{ENGINE}\" trust --config '{extra}'"
+    assert invoke("trust", "--config", str(extra))[0] == 0
+    code, answer = invoke("check", "--config", str(extra))
+    assert (code, answer["tests"]["status"], answer["config_sources"][-1]) == (0, "passed", str(extra))

@@ -8,6 +8,7 @@ each step's result as `fixloop verify` gives it.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def _refuse_unapproved(root: Path, commands: dict[str, str], config_file: str | 
     reason = trust.not_approved_because(root, commands)
     if reason is None:
         return
-    approve = engine_command("trust", *(["--config", config_file] if config_file else []))
+    approve = engine_command("trust", *(["--config", shlex.quote(config_file)] if config_file else []))
     raise FixloopError(
         "VERIFY_COMMANDS_UNTRUSTED",
         "fixloop runs the project's verification commands only once they are approved: "
