@@ -166,3 +166,21 @@ def test_only_import_errors_are_a_run_error() -> None:
         ("error", "/p/tests/test_x.py", 1, "ModuleNotFoundError: No module named 'missing'")
     ]
     assert parsed.run_error is True
+
+
+def test_a_failure_and_an_error_in_teardown_are_both_kept() -> None:
+    block = (
+        "=" * 70
+        + "\n{outcome}: test_b (m.Case.test_b)\n"
+        + "-" * 70
+        + "\nTraceback (most recent call last):\n{error}\n\n"
+    )
+    text = block.format(outcome="ERROR", error="OSError: cleanup") + block.format(
+        outcome="FAIL", error="AssertionError"
+    )
+    text += "-" * 70 + "\nRan 1 test in 0.001s\n\nFAILED (failures=1, errors=1)\n"
+    parsed = parse_unittest(text)
+    assert [(f.test_id, f.kind, f.message) for f in parsed.failures] == [
+        ("m.Case.test_b", "test", "OSError: cleanup"),
+        ("m.Case.test_b", "test", "AssertionError"),
+    ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from fixloop.failures.model import Counts, Failure, FailureKind, Parsed
-from fixloop.failures.textutil import block, clean_lines, first_line, to_int, tolerant, unique
+from fixloop.failures.textutil import block, clean_lines, first_line, to_int, tolerant
 
 RUNNER = "unittest"
 
@@ -93,7 +93,7 @@ def parse_unittest(text: str) -> Parsed:
         if identifier not in named:
             failures.append(Failure(RUNNER, identifier, _kind(identifier, outcome), _MESSAGES[outcome]))
     counts = _counts(ran, totals, summary_seen)
-    kept = unique(failures)
+    kept = tuple(failures)  # a test that failed and then erred in tearDown is reported twice, as here
     run_error = bool(kept) and all(failure.kind == "error" for failure in kept)
     return Parsed(runner=RUNNER, failures=kept, counts=counts, run_error=run_error)
 
