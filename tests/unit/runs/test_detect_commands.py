@@ -142,6 +142,10 @@ UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_
             Detected("python3 -m unittest discover -s tests", "tox.ini commands (python -m unittest)"),
         ),
         (
+            {"tox.ini": "[testenv]\ncommands =\n    {envpython} -m unittest -v\n"},
+            Detected("python3 -m unittest -v", "tox.ini commands (python -m unittest)"),
+        ),
+        (
             {"setup.cfg": "[metadata]\nname = x\n\n[options]\ntest_suite = tests\n"},
             Detected("python3 -m unittest", "setup.cfg [options] test_suite"),
         ),

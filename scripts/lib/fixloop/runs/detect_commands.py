@@ -140,7 +140,7 @@ def _unittest_configured(root: Path) -> tuple[str, str] | None:
     python = _tool(root, "python")
     for line in (_read(root / "tox.ini") or "").splitlines():
         words = line.strip().removeprefix("commands").strip(" =").split()
-        if words[1:3] == ["-m", "unittest"] and words[0].startswith("python"):
+        if words[1:3] == ["-m", "unittest"] and (words[0].startswith("python") or words[0] == "{envpython}"):
             arguments = [word for word in words[3:] if "{" not in word]  # tox's {posargs} and the like
             return " ".join([python, "-m", "unittest", *arguments]), "tox.ini commands (python -m unittest)"
     if "test_suite" in _sections(_read(root / "setup.cfg")).get("options", []):
