@@ -227,3 +227,23 @@ def test_an_unknown_association_is_an_invalid_config(pr_checkout: Path, value: A
         start(pr_checkout, pr_trusted_associations=value)
     assert caught.value.code == "INVALID_CONFIG"
     assert "pr_trusted_associations" in json.dumps(caught.value.to_document())
+
+
+def test_a_pull_request_with_only_strangers_threads_ends_saying_whose_they_are(
+    github: FakeGitHub, pr_checkout: Path
+) -> None:
+    github.model.actor("mallory", association="NONE")
+    pr = open_pr(github)
+    threads = [pr.add_thread(path="src/app.py", line=1, body=f"Do {i}.", author="mallory") for i in range(12)]
+    run_id = start(pr_checkout)
+    stop = step(pr_checkout, run_id)
+    assert (stop["status"], stop["reason"]) == ("success", "no_open_threads")
+    assert "Review threads: 0 of 12 to answer (left alone: no_write_access 12)." in stop["message"]
+    named = "; ".join(f"{t.id} by mallory (NONE) on src/app.py:1" for t in threads[:10])
+    assert (
+        "Warning THREADS_WITHOUT_WRITE_ACCESS: 12 thread(s) left alone: opened by accounts without write "
+        "access to the repository (allowed: OWNER, MEMBER, COLLABORATOR; config pr_trusted_associations): "
+        f"{named} and 2 more."
+    ) in stop["message"]
+    assert stop["message"].count("THREADS_WITHOUT_WRITE_ACCESS") == 1
+    assert not any(r.operation == "ReplyToReviewThread" for r in github.graphql_requests())

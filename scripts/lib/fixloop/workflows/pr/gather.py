@@ -12,7 +12,7 @@ from fixloop.workflows.pr.account import viewer, who_of
 from fixloop.workflows.pr.filtering import filter_threads, outsiders
 from fixloop.workflows.pr.record import missing, pr_record, prepared
 
-MAX_NAMED = 10  # threads named in the final message; the warning's `threads` lists every one
+MAX_NAMED = 10  # threads named in the warning's message; its `threads` lists every one
 
 
 def _failed(result: dict[str, Any], fallback: str) -> PhaseFailed:
@@ -98,8 +98,7 @@ class FilterPhase(Phase):
                 f"repository (allowed: {', '.join(who.trusted)}; config pr_trusted_associations): "
                 f"{named}{more}."
             )
-            ctx.warn("THREADS_WITHOUT_WRITE_ACCESS", message, threads=strangers)
-            ctx.data["final_lines"].append(message)
+            ctx.warn("THREADS_WITHOUT_WRITE_ACCESS", message, threads=strangers)  # in the final message too
         if not kept:
             return RunDone("success", "success", "no_open_threads", counts)
         return PhaseDone("success", counts)
