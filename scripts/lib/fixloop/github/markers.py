@@ -1,4 +1,7 @@
-"""The hidden marker every comment fixloop posts carries, so a later run knows what is already answered."""
+"""The hidden marker every comment fixloop posts carries, so a later run knows what is already answered.
+
+Anyone can write a marker: a comment is fixloop's only when it also comes from gh's own account
+(fixloop.github.comments.is_own)."""
 
 from __future__ import annotations
 
@@ -21,5 +24,5 @@ def with_marker(body: str, marker: str) -> str:
 
 
 def has_marker(body: str) -> bool:
-    """Whether a comment was posted by fixloop (any run)."""
+    """Whether `body` holds a fixloop marker (of any run), whoever wrote it."""
     return bool(_ANY_MARKER.search(body))
