@@ -18,12 +18,13 @@ def _root() -> Path:
 @click.command("next")
 @click.argument("run_id", metavar="RUN")
 @click.option("--text", "as_text", is_flag=True, help="Print the action as the coordinator reads it.")
-def next_command(run_id: str, as_text: bool) -> None:
+@click.option("--stopped", is_flag=True, help="The model that carries the run has stopped (hooks say so).")
+def next_command(run_id: str, as_text: bool, stopped: bool) -> None:
     """Advance a run to its next model action: agents to call, a question, or the end."""
     from fixloop.workflows.actions import render
     from fixloop.workflows.driver import next_action
 
-    action = next_action(_root(), check_run_id(run_id))
+    action = next_action(_root(), check_run_id(run_id), stopped=stopped)
     if as_text:
         click.echo(render(action))
     else:

@@ -21,7 +21,7 @@ from fixloop.runs import lifecycle, usage
 from fixloop.runs.lifecycle import Clock
 from fixloop.store import layout, ledger
 from fixloop.store.atomic import write_atomic
-from fixloop.workflows import flow
+from fixloop.workflows import flow, pending
 from fixloop.workflows.context import RunState
 from fixloop.workflows.flow import Advance
 
@@ -56,24 +56,28 @@ def emit_events(state: RunState, events: list[Event], clock: Clock) -> None:
         log.emit(level, kind, **fields)
 
 
-def calls_made(root: Path, state: RunState) -> Callable[[dict[str, Any]], bool]:
-    """Whether any agent of a dispatch was really called (a ledger `call` line since it was issued).
+def calls_made(root: Path, state: RunState) -> pending.CallsMade:
+    """The agents of a dispatch called since it was issued (ledger `call` lines), read once per step.
 
-    Outside Claude Code there is no ledger: agents' answers are recorded by hand, so a dispatch counts as
-    made."""
+    Outside Claude Code there is no ledger: agents' answers are recorded by hand, so every call counts as
+    made (None)."""
     if not state.get("claude_session_id"):
-        return lambda dispatch: True
+        return lambda dispatch: None
     run_dir = layout.run_dir(root, str(state["run_id"]))
+    read: list[list[dict[str, Any]]] = []
 
-    def made(dispatch: dict[str, Any]) -> bool:
+    def made(dispatch: dict[str, Any]) -> set[str]:
+        if not read:
+            read.append(ledger.read(run_dir))
         agents = {call["agent"] for call in dispatch["calls"]}
         since = int(dispatch["at_ms"])
-        return any(
-            record.get("kind") == "call"
+        return {
+            str(record["agent"])
+            for record in read[0]
+            if record.get("kind") == "call"
             and record.get("agent") in agents
             and int(record.get("ts_ms") or 0) >= since
-            for record in ledger.read(run_dir)
-        )
+        }
 
     return made
 
@@ -82,12 +86,13 @@ def task_path(root: Path, run_id: str, agent: str) -> Path:
     return Path(layout.run_dir(root, run_id)) / TASKS_DIR / f"{agent}.md"
 
 
-def next_action(root: Path, run_id: str, clock: Clock | None = None) -> dict[str, Any]:
-    """Advance the run until the model has something to do (or the run ends); that action."""
+def next_action(root: Path, run_id: str, clock: Clock | None = None, stopped: bool = False) -> dict[str, Any]:
+    """Advance the run until the model has something to do (or the run ends); that action. `stopped`: the
+    model that carries the run stopped (a hook says so); workflows.flow.advance decides what follows."""
     clock = clock or timekeeping.default_clock
     for _ in range(MAX_ROUNDS):
         try:
-            action = _advance_once(root, run_id, clock)
+            action = _advance_once(root, run_id, clock, stopped)
         except FixloopError as error:
             if error.code in FATAL:
                 raise
@@ -103,7 +108,7 @@ def next_action(root: Path, run_id: str, clock: Clock | None = None) -> dict[str
     )
 
 
-def _advance_once(root: Path, run_id: str, clock: Clock) -> dict[str, Any] | None:
+def _advance_once(root: Path, run_id: str, clock: Clock, stopped: bool) -> dict[str, Any] | None:
     """One locked step and, when it asks for work, the work and its hand-back; the action, if one came."""
     from fixloop.workflows.work import perform
 
@@ -116,7 +121,7 @@ def _advance_once(root: Path, run_id: str, clock: Clock) -> dict[str, Any] | Non
 
     def step(current: RunState) -> None:
         current["usage"] = spent
-        done.append(flow.advance(current, now, effects, made))
+        done.append(flow.advance(current, now, effects, made, stopped))
 
     saved = locked_update(root, run_id, clock, step, "next")
     advance = done[-1]

@@ -6,7 +6,6 @@ call, a question, the end) or engine work to run outside the lock. It never runs
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +13,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.step import Effects, Event
 from fixloop.runs import ending, phasebook
-from fixloop.workflows import actions, trust_gate
+from fixloop.workflows import actions, early_stop, pending, trust_gate
 from fixloop.workflows.context import PhaseContext, RunState, flow_of
 from fixloop.workflows.outcomes import Ask, Dispatch, PhaseDone, PhaseFailed, RunDone, Work
 from fixloop.workflows.registry import phase_for
@@ -22,8 +21,6 @@ from fixloop.workflows.summary import run_summary
 
 MAX_ERRORS = 3
 MAX_STEPS = 100
-
-CallsMade = Callable[[dict[str, Any]], bool]  # were the dispatch's agents called at all?
 
 
 @dataclass
@@ -45,8 +42,24 @@ def attended(state: RunState) -> bool:
     return state.get("interactive") is True
 
 
-def advance(state: RunState, now: int, effects: Effects | None, calls_made: CallsMade) -> Advance:
-    """Step the run as far as it goes without a model or long work."""
+def advance(
+    state: RunState, now: int, effects: Effects | None, calls_made: pending.CallsMade, stopped: bool = False
+) -> Advance:
+    """Step the run as far as it goes without a model or long work. `stopped`: the model that carries the
+    run has stopped (workflows.pending says what that means for a step it left undone)."""
+    result = _advance(state, now, effects, calls_made, stopped)
+    action = result.action
+    if stopped and action is not None and action.get("action") in ("agent", "agents"):
+        over, warning = early_stop.note(state, action)
+        result.events.append(warning)
+        if over:
+            _abort(state, now, result, early_stop.CODE, early_stop.end_message(action))
+    return result
+
+
+def _advance(
+    state: RunState, now: int, effects: Effects | None, calls_made: pending.CallsMade, stopped: bool
+) -> Advance:
     result = Advance()
     if state.get("ended_at_ms") is not None:
         result.action = actions.stop_action(state)
@@ -72,13 +85,13 @@ def advance(state: RunState, now: int, effects: Effects | None, calls_made: Call
             result.events.append(("I", "PHASE_START", fields))
         phase = phase_for(state, number)
         ctx = PhaseContext(state, number, now, effects)
-        pending = flow.get("dispatch")
-        if isinstance(pending, dict) and not pending.get("closed"):
-            if not calls_made(pending):
-                result.action = actions.agents_action(state, pending)
+        open_dispatch = flow.get("dispatch")
+        if isinstance(open_dispatch, dict) and not open_dispatch.get("closed"):
+            action, events = pending.settle(state, open_dispatch, calls_made(open_dispatch), stopped, now)
+            result.events.extend(events)
+            if action is not None:
+                result.action = action
                 return result
-            pending["closed"] = True
-            pending["closed_at_ms"] = now
         question = flow.get("question")
         if isinstance(question, dict):
             result.action = actions.ask_action(state, question)
@@ -247,6 +260,7 @@ def _end(state: RunState, now: int, result: Advance, status: str, reason: str | 
         )
     )
     result.action = actions.stop_action(state)
+    state["final_message"] = result.action["message"]  # what the user must read; the hooks check it
 
 
 def _abort(state: RunState, now: int, result: Advance, code: str, message: str) -> None:
