@@ -9,8 +9,10 @@ from fixloop.review.access import started_review
 from fixloop.review.views import files_modified, final_round
 from fixloop.review.views import summary as review_summary
 from fixloop.workflows.context import RunState, flow_of
+from fixloop.workflows.gaps import gap_lines
 
 MAX_LISTED_ISSUES = 5
+GAP_CODES = ("AGENTS_NOT_CALLED",)  # warnings that workflows.gaps already names
 
 
 def _phase_data(state: RunState) -> list[dict[str, Any]]:
@@ -74,9 +76,11 @@ def final_message(state: RunState) -> str:
             lines.append(f"- {issue['id']} ({issue['severity']}) {where}: {issue['description']}")
         if len(remaining) > MAX_LISTED_ISSUES:
             lines.append(f"- and {len(remaining) - MAX_LISTED_ISSUES} more")
+    lines.extend(gap_lines(state))
     for data in _phase_data(state):  # what a phase has to tell at the end (e.g. the drafts of a dry run)
         lines.extend(str(line) for line in data.get("final_lines") or [])
-    for warning in flow["warnings"][:MAX_LISTED_ISSUES]:
+    warnings = [item for item in flow["warnings"] if item.get("code") not in GAP_CODES]
+    for warning in warnings[:MAX_LISTED_ISSUES]:
         lines.append(f"Warning {warning.get('code')}: {warning.get('message')}")
     engine = f'"{ENGINE}"'
     if review is not None:

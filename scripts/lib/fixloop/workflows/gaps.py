@@ -1,0 +1,64 @@
+"""What a run did not do, for its final message: every gap named, none summed away.
+
+- agents that failed (a reviewer with no valid answer: its part of the review is missing);
+- agents that were handed out but never called (workflows.pending);
+- claims the engine could not verify (a fixer's `succeeded` without a recorded edit of the file);
+- findings left out by the project's limits and filters, per reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fixloop.review.access import started_review
+from fixloop.review.filters import suppressed_counts
+from fixloop.review.views import closed_rounds
+from fixloop.workflows.context import RunState, flow_of
+
+MAX_LINES = 8
+
+
+def gap_lines(state: RunState) -> list[str]:
+    lines: list[str] = []
+    review = started_review(state)
+    if review is not None:
+        for rnd in closed_rounds(review):
+            lines.extend(_failed_reviewers(rnd))
+            lines.extend(_unverified_fixes(rnd))
+    for entry in flow_of(state).get("not_called") or []:
+        agents = ", ".join(str(agent) for agent in entry.get("agents") or [])
+        lines.append(f"Not called: {agents} (step {entry.get('step')}: {entry.get('label')}).")
+    if review is not None:
+        closed = closed_rounds(review)
+        dropped = suppressed_counts(closed[-1]) if closed else {}
+        if dropped:
+            parts = ", ".join(f"{count} by {reason}" for reason, count in sorted(dropped.items()))
+            lines.append(f"Findings left out in round {closed[-1]['iteration']}: {parts}.")
+    if len(lines) > MAX_LINES:
+        lines = [*lines[:MAX_LINES], f"... and {len(lines) - MAX_LINES} more gaps: see the report."]
+    return lines
+
+
+def _failed_reviewers(rnd: Mapping[str, Any]) -> list[str]:
+    found = []
+    for item in rnd.get("agents_results") or []:
+        if item.get("status") != "failed":
+            continue
+        error = item.get("error") or {}
+        found.append(
+            f"Missing review: {item.get('agent')} failed in round {rnd['iteration']} "
+            f"({error.get('code')}: {error.get('message')})."
+        )
+    return found
+
+
+def _unverified_fixes(rnd: Mapping[str, Any]) -> list[str]:
+    fix = rnd.get("fix") or {}
+    ids = [str(item.get("issue_id")) for item in fix.get("results") or [] if item.get("unverified")]
+    if not ids:
+        return []
+    return [
+        f"Fix claims not verified in round {rnd['iteration']}: {', '.join(ids)} (the fixer said fixed, "
+        "but no edit of the file was recorded): counted as failed."
+    ]
