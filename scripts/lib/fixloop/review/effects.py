@@ -28,6 +28,9 @@ class ProjectEffects:
     def rollback(self, snap: Mapping[str, Any]) -> RollbackReport:
         return edits.rollback(snap)
 
+    def touched_since(self, snap: Mapping[str, Any]) -> list[str]:
+        return edits.touched_since(snap)
+
 
 def project_effects(root: Path, state: Mapping[str, Any]) -> ProjectEffects:
     """The effects for run `state` of the project at `root` (its project_dir when it has one)."""

@@ -13,6 +13,8 @@ from fixloop.review.rounds import review_scope
 from fixloop.review.state import AgentDocument, Fix, FixCounts, Record, Round, Snapshot
 from fixloop.review.step import Document, StepContext
 
+FIX_UNVERIFIED = "FIX_UNVERIFIED"
+
 
 def request_fix(ctx: StepContext, rnd: Round) -> Document:
     """Snapshot the files the fix may touch and return the `fix` action for the round's fixable issues."""
@@ -77,6 +79,8 @@ def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
     record = fix.get("record")
     document = record.get("document") if record and record.get("valid") else None
     results: list[dict[str, Any]] = list(document.get("results") or []) if document else []
+    changed = _changed_files(ctx, fix, number)
+    unverified = _check_claims(ctx, rnd, fix, results, changed)
     attempted = [item for item in results if item.get("status") != "skipped"]
     succeeded = [item for item in attempted if item.get("status") == "succeeded"]
     counts: FixCounts = {
@@ -99,7 +103,6 @@ def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
     claimed: set[str] = set(document.get("files_modified") or []) if document else set()
     for item in results:
         claimed.update(item.get("files") or [])
-    changed = _changed_files(ctx, fix, number)
     fix["done"] = True
     fix["result"] = counts
     fix["results"] = results
@@ -118,6 +121,51 @@ def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
         remaining=max(0, len(fix["issue_ids"]) - counts["succeeded"]),
         duration_ms=fix["duration_ms"],
     )
+    if unverified:
+        ctx.emit(
+            "W",
+            "WARNING",
+            code=FIX_UNVERIFIED,
+            message=f"Round {number}: the fixer said {', '.join(unverified)} fixed, but no edit of their "
+            "files was recorded (or the files are unchanged); counted as failed, not sent again.",
+            iteration=number,
+            issue_ids=unverified,
+        )
+
+
+def _check_claims(
+    ctx: StepContext, rnd: Round, fix: Fix, results: list[dict[str, Any]], changed: list[str] | None
+) -> list[str]:
+    """Turn each `succeeded` the facts do not back into a failure (FIX_UNVERIFIED): a claim counts only
+    when a fixloop agent's recorded edit touched one of its files in this round's window and that file
+    differs from the round's snapshot. The ids go into the review's `unverified_fixes`, so the same
+    finding is not handed to the fixer again. Runs outside Claude Code (no hooks, no ledger) are not
+    checked."""
+    snapshot = fix.get("snapshot")
+    if ctx.effects is None or not snapshot or not ctx.state.get("claude_session_id") or changed is None:
+        return []
+    proven = set(ctx.effects.touched_since(snapshot)) & set(changed)
+    files_of = {issue["id"]: issue["file"] for issue in rnd["issues"]}
+    unverified: list[str] = []
+    for index, item in enumerate(results):
+        if item.get("status") != "succeeded":
+            continue
+        files = {str(path) for path in item.get("files") or []} | {
+            files_of.get(str(item.get("issue_id")), "")
+        }
+        if proven & files:
+            continue
+        results[index] = {
+            **item,
+            "status": "failed",
+            "unverified": True,
+            "reason": "no recorded edit of its files changed them (FIX_UNVERIFIED)",
+        }
+        unverified.append(str(item.get("issue_id")))
+    if unverified:
+        seen = ctx.review.setdefault("unverified_fixes", [])
+        seen.extend(issue_id for issue_id in unverified if issue_id not in seen)
+    return unverified
 
 
 def roll_back_fix(ctx: StepContext, rnd: Round) -> list[str]:

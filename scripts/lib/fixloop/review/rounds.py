@@ -44,12 +44,18 @@ def start_round(ctx: StepContext, number: int) -> Round:
     return rnd
 
 
-def fixable_ids(issues: Iterable[Mapping[str, Any]], config: LoopConfig) -> list[str]:
+def fixable_ids(
+    issues: Iterable[Mapping[str, Any]], config: LoopConfig, unverified: Iterable[str] | None = None
+) -> list[str]:
+    """Confident, auto-fixable findings; not those whose earlier fix was claimed but never made
+    (`unverified`: review.fix): they stay for a person instead of going to the fixer unchanged again."""
+    skip = set(unverified or ())
     return [
         str(issue["id"])
         for issue in issues
         if int(issue.get("confidence", 0)) >= config.confidence_threshold
         and issue.get("auto_fixable") is True
+        and str(issue["id"]) not in skip
     ]
 
 
@@ -198,7 +204,7 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
     ctx.review["registry"] = registry.to_json()
     rnd["issues"] = round_issues
     rnd["issues_found"] = len(round_issues)
-    rnd["fixable"] = fixable_ids(round_issues, ctx.config)
+    rnd["fixable"] = fixable_ids(round_issues, ctx.config, ctx.review.get("unverified_fixes"))
     rnd["positive_observations"] = observations
     return None
 

@@ -261,6 +261,7 @@ class Review(TypedDict):
     interactions: list[Interaction]
     outcome: Outcome | None
     last_action: LastAction | None
+    unverified_fixes: list[str]  # issue ids a fixer claimed without a recorded edit (absent in old states)
 
 
 # ---- constructors --------------------------------------------------------------------------------
@@ -280,6 +281,7 @@ def new_review(now_ms: int) -> Review:
         "interactions": [],
         "outcome": None,
         "last_action": None,
+        "unverified_fixes": [],
     }
 
 

@@ -32,6 +32,8 @@ class Effects(Protocol):
 
     def rollback(self, snapshot: Mapping[str, Any]) -> RollbackReport: ...
 
+    def touched_since(self, snapshot: Mapping[str, Any]) -> list[str]: ...
+
 
 @dataclass
 class Transition:

@@ -140,7 +140,7 @@ def apply_verifier(ctx: StepContext, rnd: Round, verifier: Verifier) -> Document
     rnd["removed_issues"] = [issue for issue in rnd["issues"] if issue["id"] in doomed]
     rnd["issues"] = [issue for issue in rnd["issues"] if issue["id"] not in doomed]
     rnd["issues_found"] = len(rnd["issues"])
-    rnd["fixable"] = fixable_ids(rnd["issues"], ctx.config)
+    rnd["fixable"] = fixable_ids(rnd["issues"], ctx.config, ctx.review.get("unverified_fixes"))
     return None
 
 

@@ -84,6 +84,15 @@ def changed_since(begun: Mapping[str, Any]) -> list[str]:
     return snapshot.changed_since(begun)
 
 
+def touched_since(begun: Mapping[str, Any]) -> list[str]:
+    """The project files a fixloop agent wrote (a `wrote` ledger line) in the touch window of `begin`."""
+    label = begun.get("touches")
+    if not isinstance(label, str):
+        return []
+    lines = touches.window_lines(str(begun["run_dir"]), label)
+    return sorted({str(line["path"]) for line in lines if line.get("kind") == "wrote" and not line.get("refused")})
+
+
 def _report(label: str | None) -> RollbackReport:
     return {
         "label": label,
