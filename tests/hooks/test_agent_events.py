@@ -86,6 +86,7 @@ def test_hooks_json_wires_the_subagent_tool_and_fixloop_agents() -> None:
         "PostToolUseFailure",
         "PreToolUse",
         "SessionStart",
+        "Stop",
         "SubagentStart",
         "SubagentStop",
         "UserPromptSubmit",
@@ -95,6 +96,7 @@ def test_hooks_json_wires_the_subagent_tool_and_fixloop_agents() -> None:
     assert config["SubagentStart"][0]["matcher"] == "fixloop:.*"
     assert config["SubagentStop"][0]["matcher"] == "fixloop:.*"
     assert "matcher" not in config["UserPromptSubmit"][0]
+    assert "matcher" not in config["Stop"][0]
     # The hooks that may run the engine (tests, verification) wait for it; PreToolUse never does.
     timeouts = {event: entries[0]["hooks"][0]["timeout"] for event, entries in config.items()}
     assert timeouts == {
@@ -105,6 +107,7 @@ def test_hooks_json_wires_the_subagent_tool_and_fixloop_agents() -> None:
         "PostToolUseFailure": 1800,
         "SubagentStart": 1800,
         "SubagentStop": 1800,
+        "Stop": 1800,
     }
     for event, entries in config.items():
         for entry in entries:
@@ -142,6 +145,7 @@ def test_foreground_call_and_result(hooks: HookEnv, run: Run, tmp_path: Path) ->
         "tool_use_id": "toolu_01",
         "agent_id": "agent-a1",
         "status": "success",
+        "error": None,
         "duration_ms": duration,
         "reported_duration_ms": REPORTED_MS,
         **REPORTED_USAGE,
@@ -410,9 +414,11 @@ def test_background_reviewers_close_the_group_at_their_stops(
     engine = fake_engine(tmp_path / "engine", [recorded_answer(agent, count) for agent, count in stops])
     env = {"FIXLOOP_HOOK_ENGINE": str(engine)}
     for agent in ("code-reviewer", "test-analyzer"):
-        assert_silent(
-            hooks.run("PreToolUse", hooks.pre_tool_use(f"fixloop:{agent}", f"toolu_{agent}", background=True))
-        )
+        # The hook asks for the foreground; a launch in the background (the hook's answer not taken) is
+        # still recorded to its end.
+        call = hooks.pre_tool_use(f"fixloop:{agent}", f"toolu_{agent}", background=True)
+        done = hooks.run("PreToolUse", call)
+        assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"]["run_in_background"] is False
     for agent in ("code-reviewer", "test-analyzer"):
         assert_silent(
             hooks.run(

@@ -50,7 +50,7 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
         f' && {fixloop} next $R >/dev/null; echo "RUN=$R DATA=$FIXLOOP_DATA"'
     )
     rules = [
-        Rule(Reply.tools(bash_call(setup)), name="setup", subagent=False, has_tool_results=False),
+        Rule(Reply.tools(bash_call(setup)), name="setup", subagent=False, has_tool_results=False, times=1),
         Rule(
             Reply.tools(
                 agent_call("fixloop:code-reviewer", "Review inventory/stock.py", description="review fg"),

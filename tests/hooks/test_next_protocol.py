@@ -250,13 +250,19 @@ def test_a_call_gets_the_model_its_dispatch_asks_for(hooks: HookEnv, review_run:
         "updatedInput": {**payload["tool_input"], "model": "haiku"},
     }
     # Already the model asked for, or a call the dispatch asks no model for: the input stands.
-    payload["tool_input"]["model"] = "haiku"
-    assert hooks.run("PreToolUse", {**payload, "tool_use_id": "toolu_cr2"}).stdout == ""
+    set_dispatch_model(run, "silent-failure-hunter", "haiku")
+    first = hooks.pre_tool_use("fixloop:silent-failure-hunter", "toolu_sf")
+    first["tool_input"]["model"] = "haiku"
+    assert hooks.run("PreToolUse", first).stdout == ""
     other = hooks.pre_tool_use("fixloop:test-analyzer", "toolu_ta")
     other["tool_input"]["model"] = "opus"
     assert hooks.run("PreToolUse", other).stdout == ""
     models = [(event["agent"], event["model"]) for event in run.events("AGENT_CALL")]
-    assert models == [("code-reviewer", "haiku"), ("code-reviewer", "haiku"), ("test-analyzer", "opus")]
+    assert models == [
+        ("code-reviewer", "haiku"),
+        ("silent-failure-hunter", "haiku"),
+        ("test-analyzer", "opus"),
+    ]
 
 
 def test_the_engine_failing_tells_the_coordinator_to_end(
@@ -331,3 +337,46 @@ def test_the_per_call_paths_of_a_dispatch_load_no_upper_layer(hooks: HookEnv, re
     assert {"fixloop.hookside.dispatch", "fixloop.hookside.results", "fixloop.hookside.replies"} <= loaded
     assert in_packages(loaded, NOT_IN_HOOKS) == []
     assert "subprocess" not in loaded
+
+
+def test_a_second_call_in_a_step_and_a_call_outside_it_are_refused(hooks: HookEnv, review_run: Run) -> None:
+    """The step's counts stay true: a duplicate or a stray call never runs, and nothing of it is recorded."""
+    run = review_run
+    code, action = run.engine("next", run.run_id)
+    assert code == 0 and action["step"] == 1
+    first = hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_cr")).stdout
+    assert "permissionDecision" not in first
+    again = answer_of(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:code-reviewer", "toolu_cr2")))
+    assert again == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "fixloop:code-reviewer was already called in step 1 of run "
+        f"{run.run_id}; its answer counts once. Do not call it again: wait for the next fixloop next block.",
+    }
+    stray = answer_of(hooks.run("PreToolUse", hooks.pre_tool_use("fixloop:review-fixer", "toolu_fx")))
+    assert stray["permissionDecision"] == "deny"
+    assert stray["permissionDecisionReason"].startswith(
+        f"fixloop:review-fixer is not part of step 1 of run {run.run_id}"
+    )
+    # A background launch runs in the foreground.
+    background = hooks.pre_tool_use("fixloop:test-analyzer", "toolu_ta", background=True)
+    rewritten = answer_of(hooks.run("PreToolUse", background))["updatedInput"]
+    assert rewritten == {**background["tool_input"], "run_in_background": False, "model": rewritten["model"]}
+    assert [(line["kind"], line["tool_use_id"]) for line in run.ledger()] == [
+        ("call", "toolu_cr"),
+        ("refused", "toolu_cr2"),
+        ("refused", "toolu_fx"),
+        ("call", "toolu_ta"),
+    ]
+    assert [e["agent"] for e in run.events("AGENT_CALL")] == ["code-reviewer", "test-analyzer"]
+    assert [e["code"] for e in run.events("WARNING")] == ["AGENT_CALL_REFUSED", "AGENT_CALL_REFUSED"]
+    # A refused call's failure is no agent result.
+    failure = {
+        **hooks.common("PostToolUseFailure"),
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_cr2",
+        "tool_input": {"subagent_type": "fixloop:code-reviewer"},
+        "error": "denied",
+    }
+    assert hooks.run("PostToolUseFailure", failure).stdout == ""
+    assert [line["kind"] for line in run.ledger()].count("result") == 0

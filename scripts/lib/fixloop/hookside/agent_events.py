@@ -6,7 +6,8 @@ appends to the run's ledger (runs/<id>/agents.jsonl) and writes AGENT_CALL, AGEN
 REVIEW_PARALLEL_START/END to the run's log. Besides:
 - SubagentStart hands the coordinator the engine's next step (`fixloop next`), and an agent of the pending
   dispatch its task;
-- PreToolUse gives a call the model the pending dispatch asks for;
+- PreToolUse holds a call to the pending step (hookside.normalise): refused when the step does not name
+  the agent or it was already called, run in the foreground, with the model the step asks for;
 - PostToolUse replaces an agent's answer (which the engine already holds) with one line saying what became
   of it, followed by the engine's next step when this result completes the dispatch; PostToolUseFailure
   adds that next step as context.
@@ -42,17 +43,18 @@ def relevant(payload: dict[str, Any]) -> bool:
 
 
 def pre_tool_use(payload: dict[str, Any], context: RunContext) -> str | None:
-    from fixloop.hookside import calls, dispatch
+    from fixloop.hookside import calls, normalise
 
     found = agent_of_tool(payload)
     if found is None:
         return None
     agent_type, agent = found
+    reason = normalise.refusal(context, agent, ledger.read(context.run_dir))
+    if reason is not None:
+        normalise.note_refusal(context, payload, agent, reason, now_ms())
+        return replies.denied(reason)
     tool_input = tool_input_of(payload)
-    model = dispatch.model_for(context.view, agent)
-    changed = (
-        {**tool_input, "model": model} if model is not None and tool_input.get("model") != model else None
-    )
+    changed = normalise.normalised_input(context, agent, tool_input)
     calls.record_call(context, payload, agent_type, agent, changed or tool_input)
     return replies.updated_input(changed) if changed is not None else None
 
@@ -134,8 +136,8 @@ def post_tool_use_failure(payload: dict[str, Any], context: RunContext) -> str |
     ts = now_ms()
     tool_use_id = payload.get("tool_use_id")
     records = ledger.read(context.run_dir)
-    if ledger.find_result(records, tool_use_id) is not None:
-        return None
+    if ledger.find_result(records, tool_use_id) is not None or ledger.find_refused(records, tool_use_id):
+        return None  # already counted, or refused before it ran (PreToolUse): no agent result either way
     message = payload.get("error")
     calls.record_result(
         context,

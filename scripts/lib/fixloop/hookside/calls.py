@@ -148,6 +148,7 @@ def record_result(
             "tool_use_id": tool_use_id,
             "agent_id": agent_id,
             "status": status,
+            "error": error,
             "duration_ms": duration,
             "reported_duration_ms": reported,
             **(usage or {}),

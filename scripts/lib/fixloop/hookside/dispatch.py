@@ -2,8 +2,9 @@
 next step once the last of its agents has returned.
 
 A dispatch (store.runview.DispatchView) is pending while the engine has not closed it. It is complete when
-every one of its calls has a `result` line in the ledger written since it was issued; the one hook that
-first sees that (claimed in hooks-state.json as `delivered_dispatch`) asks the engine for the next step.
+every call made since it was issued has a `result` line in the ledger (calls it names that were never
+made are the engine's to hand out again); the one hook that first sees that (claimed in hooks-state.json
+as `delivered_dispatch`) asks the engine for the next step.
 """
 
 from __future__ import annotations
@@ -54,17 +55,21 @@ def task_text(context: RunContext, agent: str) -> str | None:
 
 
 def complete(dispatch: DispatchView, records: Iterable[Mapping[str, Any]]) -> bool:
-    """Whether every call of `dispatch` has a ledger `result` line written since the dispatch was issued."""
-    missing: dict[str, int] = {}
-    for name, _subagent_type, _model in dispatch.calls:
-        missing[name] = missing.get(name, 0) + 1
+    """Whether every call of `dispatch` made since it was issued has returned (a ledger `result` line),
+    and at least one was made. Calls it names but the model never made do not hold it up: the engine hands
+    them out again (workflows.pending)."""
+    agents = {name for name, _subagent_type, _model in dispatch.calls}
+    made: set[object] = set()
+    returned: set[object] = set()
     for record in records:
         ts = record.get("ts_ms")
-        if record.get("kind") == "result" and isinstance(ts, int) and ts >= dispatch.at_ms:
-            agent = record.get("agent")
-            if isinstance(agent, str) and missing.get(agent, 0) > 0:
-                missing[agent] -= 1
-    return bool(missing) and not any(missing.values())
+        if not isinstance(ts, int) or ts < dispatch.at_ms or record.get("agent") not in agents:
+            continue
+        if record.get("kind") == "call":
+            made.add(record.get("tool_use_id"))
+        elif record.get("kind") == "result":
+            returned.add(record.get("tool_use_id"))
+    return bool(made) and made <= returned
 
 
 def claim(context: RunContext, dispatch_id: int) -> bool:

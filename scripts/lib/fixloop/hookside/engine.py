@@ -98,9 +98,11 @@ def record(context: RunContext, agent: str, agent_id: str, message: bytes) -> di
     return answer
 
 
-def next_text(context: RunContext) -> str:
-    """The engine's answer to `fixloop next RUN --text`; EngineUnavailable, with the reason, when none."""
-    done = _run(context, ["next", context.run_id, "--text"], b"", NEXT_TIMEOUT_ENV)
+def next_text(context: RunContext, stopped: bool = False) -> str:
+    """The engine's answer to `fixloop next RUN --text` (with `--stopped`: the model that carries the run
+    has stopped); EngineUnavailable, with the reason, when none."""
+    args = ["next", context.run_id, "--text", *(["--stopped"] if stopped else [])]
+    done = _run(context, args, b"", NEXT_TIMEOUT_ENV)
     text = done.stdout.decode("utf-8", "replace").strip()
     if done.returncode == 0 and text:
         return text

@@ -30,3 +30,8 @@ def updated_tool_output(response: Mapping[str, Any], text: str) -> str:
 def updated_input(tool_input: Mapping[str, Any]) -> str:
     """PreToolUse: the whole tool input the call goes on with (no permission decision)."""
     return _answer("PreToolUse", updatedInput=dict(tool_input))
+
+
+def denied(reason: str) -> str:
+    """PreToolUse: the call does not run; the model reads `reason` as the tool's error."""
+    return _answer("PreToolUse", permissionDecision="deny", permissionDecisionReason=reason)

@@ -17,7 +17,9 @@ For a fixloop subagent of a session with a running run:
    (the coordinator's status from its own answer); "continues" counts the `continue` blocks per agent_id;
 4. appends a `usage` line with the tokens of all the agent's model turns, read from its transcript
    (hookside.transcript_usage; the Agent tool result reports only the last turn's), or a WARNING;
-5. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops.
+5. closes a background call (AGENT_RESULT, reviewer group) once the agent really stops;
+6. for the coordinator: sends it back while its run is unfinished, or when it ends without the text the
+   engine gave (hookside.hold).
 """
 
 from __future__ import annotations
@@ -157,6 +159,10 @@ def subagent_stop(payload: dict[str, Any], context: RunContext) -> str | None:
     if agent_id is not None:
         _store_verdict(context, agent_id, verdict, went_on)
     _record_transcript_usage(context, payload, agent, agent_id, text)
+    if not contracted:
+        from fixloop.hookside import hold  # the coordinator may not end its run: hookside.hold
+
+        output = hold.hold(context, agent_id or agent, text, "SubagentStop")
     if output is None:
         launch = ledger.find_launch(records, agent_id)
         if launch is not None:
@@ -297,6 +303,33 @@ def _enforce(
 
 def relevant(payload: dict[str, Any]) -> bool:
     return payloads.subagent_of(payload) is not None
+
+
+def is_main_stop(payload: dict[str, Any]) -> bool:
+    return payload.get("hook_event_name") == "Stop"
+
+
+def main_stop(payload: dict[str, Any], context: RunContext) -> str | None:
+    """Stop of the main thread of the session the run is bound to: held like the coordinator while the run
+    needs agents and none of its agents is still at work (a background agent reports later)."""
+    view = context.view
+    if not view.running or view.asking or _agents_at_work(ledger.read(context.run_dir)):
+        return None
+    from fixloop.hookside import hold
+
+    text = payload.get("last_assistant_message")
+    return hold.hold(context, "main", text if isinstance(text, str) else "", "Stop")
+
+
+def _agents_at_work(records: list[dict[str, Any]]) -> bool:
+    """Whether a fixloop subagent (the coordinator included) started and has not stopped for good."""
+    running: set[object] = set()
+    for record in records:
+        if record.get("kind") == "start":
+            running.add(record.get("agent_id"))
+        elif record.get("kind") == "stop":
+            running.discard(record.get("agent_id"))
+    return bool(running)
 
 
 def handle(payload: dict[str, Any], context: RunContext) -> str | None:

@@ -12,8 +12,9 @@ and `agent` (`code-reviewer`); then by kind:
 - `stop`   (SubagentStop):  agent_id, message_sha256 (sha256 of last_assistant_message, UTF-8),
                            stop_hook_active, attempt (1 + earlier stops of the same agent_id)
 - `result` (PostToolUse of a foreground call, or SubagentStop of a background one): tool_use_id,
-                           agent_id, status, duration_ms (measured from the call line's ts_ms),
-                           reported_duration_ms (what Claude Code reported, if anything)
+                           agent_id, status, error (a code, or null), duration_ms (measured from the
+                           call line's ts_ms), reported_duration_ms (what Claude Code reported, if anything)
+- `refused` (PreToolUse):  tool_use_id: a call the hook refused (not part of the step, or a second call)
 - `usage`  (SubagentStop):  agent_id, usage, total_tokens, model, responses, complete: the tokens of all the
                            agent's model turns so far, read from its transcript (hookside.transcript_usage;
                            the last line of an agent_id is the whole), no `agent_type`
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 LEDGER_FILE = "agents.jsonl"
 HOOKS_STATE_FILE = "hooks-state.json"
-LEDGER_KINDS = ("call", "launch", "start", "stop", "result", "usage", "touch", "wrote")
+LEDGER_KINDS = ("call", "launch", "start", "stop", "result", "refused", "usage", "touch", "wrote")
 
 
 def message_bytes(text: str) -> bytes:
@@ -114,6 +115,11 @@ def find_launch(records: Iterable[Mapping[str, Any]], agent_id: object) -> dict[
 
 def find_result(records: Iterable[Mapping[str, Any]], tool_use_id: object) -> dict[str, Any] | None:
     return _last(records, "result", "tool_use_id", tool_use_id)
+
+
+def find_refused(records: Iterable[Mapping[str, Any]], tool_use_id: object) -> bool:
+    """Whether a PreToolUse hook refused the call `tool_use_id` (a `refused` line)."""
+    return _last(records, "refused", "tool_use_id", tool_use_id) is not None
 
 
 def stops_of(records: Iterable[Mapping[str, Any]], agent_id: object) -> list[dict[str, Any]]:

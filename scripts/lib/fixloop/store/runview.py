@@ -85,10 +85,21 @@ class RunView(_Frozen):
     `running`: the run has not ended. `phase`: `phase_N` of the most recently opened phase that is still
     open, or None. `review_round`: the `iteration` of the last review round, None before the first.
     `dispatch`: the latest dispatch of agents, None before the first. `interactive`: a person can answer
-    the run's questions.
+    the run's questions. `asking`: the run waits for the user's answer. `final_message`: what the user
+    must read at the end (set when the run ended).
     """
 
-    __slots__ = ("dispatch", "interactive", "log", "phase", "review_round", "run_id", "running")
+    __slots__ = (
+        "asking",
+        "dispatch",
+        "final_message",
+        "interactive",
+        "log",
+        "phase",
+        "review_round",
+        "run_id",
+        "running",
+    )
     run_id: str
     running: bool
     phase: str | None
@@ -96,6 +107,8 @@ class RunView(_Frozen):
     log: LogSettings
     dispatch: DispatchView | None
     interactive: bool
+    asking: bool
+    final_message: str | None
 
     def __init__(
         self,
@@ -106,6 +119,8 @@ class RunView(_Frozen):
         log: LogSettings,
         dispatch: DispatchView | None = None,
         interactive: bool = False,
+        asking: bool = False,
+        final_message: str | None = None,
     ) -> None:
         self._set(
             run_id=run_id,
@@ -115,6 +130,8 @@ class RunView(_Frozen):
             log=log,
             dispatch=dispatch,
             interactive=interactive,
+            asking=asking,
+            final_message=final_message,
         )
 
 
@@ -122,14 +139,17 @@ def run_view(state: Mapping[str, Any]) -> RunView:
     """The view of a state document; a missing or malformed part reads as absent, never as an error."""
     run_id = state.get("run_id")
     run_id = run_id if isinstance(run_id, str) else ""
+    flow = state.get("flow")
     return RunView(
         run_id=run_id,
         running=state.get("status") == "running" and state.get("ended_at_ms") is None,
         phase=_current_phase(state.get("open_phases")),
         review_round=_review_round(state.get("review")),
         log=_log_settings(state.get("logging"), run_id),
-        dispatch=_dispatch(state.get("flow")),
+        dispatch=_dispatch(flow),
         interactive=state.get("interactive") is True,
+        asking=isinstance(flow, dict) and isinstance(flow.get("question"), dict),
+        final_message=_text(state.get("final_message")),
     )
 
 
