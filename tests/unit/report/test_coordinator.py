@@ -20,6 +20,7 @@ from fixloop.contracts.coordinator import CoordinatorOutput
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.coordinator import coordinator_output
 from fixloop.report.markdown import markdown
+from fixloop.review.views import summary
 
 PASSED_STEP = {"status": "passed", "duration_ms": 10, "exit_code": 0}
 
@@ -220,3 +221,28 @@ def test_outputs_validate_as_coordinator_output_while_running() -> None:
     assert output["message"] == "The review is still running (last action: fix)."
     unstarted = coordinator_output(make_state())
     assert unstarted["message"] == "The review has not started."
+
+
+def test_a_run_that_ended_without_a_review_phase_reports_its_own_end() -> None:
+    ended = {**make_state(), "workflow": "bugfix", "status": "success"}
+    ended["flow"] = {"outcome": {"status": "success", "reason": "fixed"}}
+    assert coordinator_output(ended) == {
+        "status": "success",
+        "agent": "review-coordinator",
+        "review_iterations": [],
+        "summary": summary(None),
+        "message": "The run ended success (fixed) without a review phase.",
+    }
+    failed = {**make_state(), "workflow": "ci", "status": "failed"}
+    failed["flow"] = {
+        "outcome": {
+            "status": "failed",
+            "reason": "LOG_UNREADABLE",
+            "error": {"code": "LOG_UNREADABLE", "message": "x"},
+        }
+    }
+    assert coordinator_output(failed) == {
+        "status": "failed",
+        "agent": "review-coordinator",
+        "error": {"code": "LOG_UNREADABLE", "message": "x"},
+    }

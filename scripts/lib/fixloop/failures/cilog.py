@@ -31,12 +31,29 @@ __all__ = ["FailedStep", "Limits", "Reduced", "ReducedFailure", "reduce_log_file
 _CONTEXT_BEFORE = 3  # lines shown before a window's first line
 _WINDOW_CHARS = 2_000_000  # what a step's windows may hold, whatever the lines' lengths
 _MAX_NOTES = 20
+# GitLab runner's own sections around the job's script: a failure that no parser recognises is the script's
+# (step_script, or build_script on older runners), not the cleanup's that happens to come last.
+_RUNNER_SECTIONS = frozenset(
+    {
+        "prepare_executor",
+        "prepare_script",
+        "get_sources",
+        "restore_cache",
+        "download_artifacts",
+        "after_script",
+        "archive_cache",
+        "archive_cache_on_failure",
+        "upload_artifacts_on_success",
+        "upload_artifacts_on_failure",
+        "cleanup_file_variables",
+    }
+)
 
 # Lines that open a window (at their start, after any indentation).
 _OPENS_WINDOW = re.compile(
     r"\s*(?:_{3,} \S|={3,} (?:FAILURES|ERRORS|short test summary)|(?:FAILED|ERROR) \S"  # pytest
     r"|● |FAIL\b|⎯+ (?:Failed|Unhandled)|[✘\u00d7✗✕] |\d+\) \S"  # Jest, Vitest, Playwright
-    r"|--- FAIL: |panic: |# \S"  # go
+    r"|--- FAIL: |panic: |# \S|\{.*\"Output\":\"\s*(?:--- FAIL: |panic: )"  # go (plain and -json)
     r"|---- \S.* ----|test \S.* \.\.\. FAILED|error(?:\[\w+\])?: |failures:|-+ STD(?:OUT|ERR): "  # cargo
     r"|Traceback \(most recent call last\)|\w*Error: )"
 )
@@ -102,6 +119,7 @@ class _Reducer:
         self.elsewhere = Budget(limits)  # failures in steps the log did not mark as failing
         self.step: _Step | None = None
         self.last_step: _Step | None = None
+        self.last_script_step: _Step | None = None  # the last step that is not the runner's own section
         self.lines_read = 0
         self.cleaner = LineCleaner(limits.max_line_chars)
         self.job_failed = False
@@ -138,6 +156,8 @@ class _Reducer:
         self.last_step = step
         if step.lines == 0:
             return
+        if step.name not in _RUNNER_SECTIONS:
+            self.last_script_step = step
         marked = step.failed or step.exit_code not in (None, 0)
         text = step.text()
         parsed = parse(text)
@@ -169,8 +189,7 @@ class _Reducer:
         if not budget.steps and self.elsewhere.steps:
             budget = self.elsewhere
             self._note(f"{job}; no step is marked as failed, these failures were found in its steps")
-        elif not budget.steps and self.last_step is not None:
-            last = self.last_step
+        elif not budget.steps and (last := self.last_script_step or self.last_step) is not None:
             empty = Parsed(runner="unknown")
             budget.add_step(last.job, last.name, self.job_exit_code, empty, list(last.ring), last.lines)
             self._note(f"{job}; no failure was recognised, the log's last lines are returned")

@@ -60,6 +60,7 @@ _MARKERS: tuple[tuple[str, re.Pattern[str], int], ...] = tuple(
         ("go", r"^\s*--- FAIL: ", 3),
         ("go", r"^(?:FAIL|ok)\s+\S+\s+(?:\d+\.\d+s|\[build failed\]|\[setup failed\]|\(cached\))", 3),
         ("go", r"^=== RUN ", 2),
+        ("go", r'^\{"(?:Time|ImportPath)":.*"Action":"(?:output|fail|build-output|build-fail)"', 3),  # -json
         ("unittest", r"^Ran \d+ tests? in \d", 3),
         ("unittest", r"^(?:FAIL|ERROR|UNEXPECTED SUCCESS): \S+ \([\w.]+\)", 3),
         ("unittest", r"^FAILED \((?:failures|errors|skipped|expected failures|unexpected successes)=\d", 3),

@@ -67,13 +67,16 @@ def parse_go(text: str) -> Parsed:
 
 
 def _plain_text(text: str) -> str:
-    """`go test -json` events -> the text they carry; other text is kept as it is."""
-    if not text.lstrip().startswith("{"):
+    """`go test -json` events -> the text they carry; other text is kept as it is.
+
+    The events may come after other lines: a CI step prints its commands (`$ go test -json ./...`) first.
+    """
+    if '"Action"' not in text:
         return text
     parts: list[str] = []
     for line in text.split("\n"):
         try:
-            event = jsoncodec.loads(line) if line.startswith("{") else None
+            event = jsoncodec.loads(line) if line.startswith("{") and '"Action"' in line else None
         except ValueError:  # not an event; a line nested past the recursion limit is one too
             event = None
         if isinstance(event, dict) and "Action" in event:

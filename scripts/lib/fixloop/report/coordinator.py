@@ -141,6 +141,25 @@ def _review_document(review: Review) -> dict[str, Any]:
     return document
 
 
+def _unreviewed_document(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A run without a review phase (bugfix, ci, plan, pr) or before it: an ended run reports its own end."""
+    status = state.get("status")
+    flow = state.get("flow")
+    outcome = flow.get("outcome") if isinstance(flow, Mapping) else None
+    outcome = outcome if isinstance(outcome, Mapping) else {}
+    reason = outcome.get("reason") if isinstance(outcome.get("reason"), str) else None
+    if status == "failed":
+        error = outcome.get("error")
+        if not isinstance(error, Mapping):
+            error = {"code": reason or "RUN_FAILED", "message": "The run failed before any review."}
+        return {"status": "failed", "agent": AGENT_NAME, "error": dict(error)}
+    document: dict[str, Any] = {"agent": AGENT_NAME, "review_iterations": [], "summary": summary(None)}
+    if status in ("success", "partial", "user_cancelled", "dry_run_complete"):
+        ended = f"The run ended {status}" + (f" ({reason})" if reason else "")
+        return {"status": status, **document, "message": f"{ended} without a review phase."}
+    return {"status": "partial", **document, "message": "The review has not started."}
+
+
 def coordinator_output(state: Mapping[str, Any]) -> dict[str, Any]:
     """The review's result document (validated against CoordinatorOutput)."""
     review = started_review(state)
@@ -151,13 +170,7 @@ def coordinator_output(state: Mapping[str, Any]) -> dict[str, Any]:
     elif outcome.get("status") == "failed":
         document = {"status": "failed", "agent": AGENT_NAME, "error": outcome["error"]}
     elif review is None:
-        document = {
-            "status": "partial",
-            "agent": AGENT_NAME,
-            "review_iterations": [],
-            "summary": summary(None),
-            "message": "The review has not started.",
-        }
+        document = _unreviewed_document(state)
     else:
         document = _review_document(review)
     usage = state.get("usage")
