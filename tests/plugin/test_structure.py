@@ -10,6 +10,7 @@ from the models and sent by the engine); and that the skills' log queries name f
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from fixloop.contracts.verifier import (
     VerifierOutput,
 )
 from fixloop.core.agent_names import COORDINATOR_AGENT, FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
+from fixloop.hookside.readonly import WRITER_AGENTS
 from fixloop.runs.typed_command import COMMANDS as TYPED_COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,6 +142,19 @@ def test_reviewers_and_verifier_cannot_edit(stem: str) -> None:
     tools = set(tools_of(AGENTS[stem]))
     assert tools == {"Read", "Bash"}
     assert "never edit files" in AGENTS[stem].body
+
+
+def test_only_the_agents_that_edit_have_a_free_bash() -> None:
+    """Every other agent's Bash is held to read-only commands by the PreToolUse hook `readonly`."""
+    editors = {stem for stem, doc in AGENTS.items() if "Edit" in tools_of(doc)}
+    assert editors == WRITER_AGENTS
+    readers = {stem for stem, doc in AGENTS.items() if "Bash" in tools_of(doc)} - editors
+    assert readers >= READ_ONLY_AGENTS and len(readers) == 13
+    for stem in readers:
+        assert "fixloop refuses any other" in AGENTS[stem].body, stem
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]["PreToolUse"]
+    (held,) = [entry for entry in hooks if entry["matcher"] == "Bash"]
+    assert [hook["command"].split()[-1] for hook in held["hooks"]] == ["readonly"]
 
 
 def test_agents_that_launch_agents_have_the_agent_tool() -> None:
