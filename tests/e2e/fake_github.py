@@ -1758,6 +1758,20 @@ def _rest_issue_comment(comment: IssueComment, req: RestRequest) -> JSON:
     }
 
 
+def _shown_lines(patch: str) -> set[int]:
+    """The new-side lines a unified diff's hunks show (added or context lines)."""
+    shown: set[int] = set()
+    line = None
+    for text in patch.splitlines():
+        hunk = re.match(r"@@ -\S+ \+(\d+)", text)
+        if hunk:
+            line = int(hunk[1])
+        elif line is not None and not text.startswith(("-", "\\")):
+            shown.add(line)
+            line += 1
+    return shown
+
+
 def _page(items: Sequence[Any], req: RestRequest) -> tuple[Sequence[Any], dict[str, str]]:
     """One page of a REST list (``per_page`` default 30, at most 100) and its ``Link`` header."""
     try:
@@ -1863,6 +1877,17 @@ class FakeGitHub:
         self._operation_counts: dict[str, int] = {}
         self._tampering: dict[str, dict[int, Callable[[Any], Any]]] = {}  # operation -> ordinal -> change
         self._tamper_counts: dict[str, int] = {}
+        # Reviews published on pull requests (POST .../pulls/N/reviews): the files of each pull request
+        # ({filename, status, patch}), reactions on review comments by database id, the checks and statuses
+        # made, and switches for the failure paths: writes refused (a read-only token), check runs refused
+        # (a token that is no app's), and rate limits (each write answered 403 with that retry-after).
+        self.pull_files: dict[int, list[JSON]] = {}
+        self.reactions: dict[int, list[JSON]] = {}
+        self.check_runs: list[JSON] = []
+        self.statuses: list[JSON] = []
+        self.read_only = False
+        self.check_runs_allowed = True
+        self.rate_limited_writes: list[int] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.certificates: Certificates | None = None
@@ -2096,6 +2121,12 @@ class FakeGitHub:
     def _rest(
         self, method: str, path: str, query: dict[str, list[str]], body: Any, api: str, web: str
     ) -> Response:
+        if method != "GET" and self.rate_limited_writes:
+            wait = self.rate_limited_writes.pop(0)
+            headers = {"Retry-After": str(wait), "X-RateLimit-Remaining": "0"}
+            return Response.json(403, {"message": "You have exceeded a secondary rate limit."}, headers)
+        if method != "GET" and self.read_only:
+            return Response.error(403, "Resource not accessible by integration")
         for route_method, pattern, handler in self._routes:
             match = pattern.fullmatch(path)
             if match and route_method == method:
@@ -2112,6 +2143,12 @@ class FakeGitHub:
             ("GET", repo, self._get_repository),
             ("GET", repo + r"/issues/(?P<number>\d+)/comments", self._list_issue_comments),
             ("POST", repo + r"/issues/(?P<number>\d+)/comments", self._create_issue_comment),
+            ("GET", repo + r"/pulls/(?P<number>\d+)/files", self._list_pull_files),
+            ("POST", repo + r"/pulls/(?P<number>\d+)/reviews", self._create_review),
+            ("PATCH", repo + r"/issues/comments/(?P<id>\d+)", self._update_issue_comment),
+            ("GET", repo + r"/pulls/comments/(?P<id>\d+)/reactions", self._list_reactions),
+            ("POST", repo + r"/check-runs", self._create_check_run),
+            ("POST", repo + r"/statuses/(?P<sha>[0-9a-f]{40})", self._create_status),
             ("GET", repo + r"/actions/workflows", self._list_workflows),
             ("GET", repo + r"/actions/workflows/(?P<id>[^/]+)", self._get_workflow),
             ("GET", repo + r"/actions/runs", self._list_runs),
@@ -2174,6 +2211,87 @@ class FakeGitHub:
                 },
             )
         return Response.json(201, _rest_issue_comment(pr.add_comment(body=body), req))
+
+    def _list_pull_files(self, req: RestRequest) -> Response:
+        pr = self._pull_request(req)
+        if pr is None:
+            return Response.error(404, "Not Found")
+        page, headers = _page(self.pull_files.get(pr.number, []), req)
+        return Response.json(200, list(page), headers)
+
+    def _create_review(self, req: RestRequest) -> Response:
+        """A submitted review whose comments each open a thread, refused whole (422) when one comment is on
+        a line the pull request's diff does not show, as on GitHub."""
+        pr = self._pull_request(req)
+        if pr is None:
+            return Response.error(404, "Not Found")
+        body = req.body if isinstance(req.body, dict) else {}
+        comments = body.get("comments") or []
+        shown = {
+            f["filename"]: _shown_lines(f.get("patch") or "") for f in self.pull_files.get(pr.number, [])
+        }
+        for item in comments:
+            first = item.get("start_line") or item.get("line")
+            if not all(line in shown.get(item.get("path"), set()) for line in range(first, item["line"] + 1)):
+                return Response.json(
+                    422,
+                    {
+                        "message": "Unprocessable Entity",
+                        "errors": ["Line could not be resolved"],
+                        "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
+                    },
+                )
+        model = self.model
+        review = pr.add_review(author=model.viewer.login, body=str(body.get("body") or ""), state="COMMENTED")
+        for item in comments:
+            thread = pr.add_thread(
+                path=item["path"],
+                line=item["line"],
+                body=item["body"],
+                author=model.viewer.login,
+                review=review,
+            )
+            thread.original_line = item["line"]
+        repo = pr.repository.name_with_owner
+        return Response.json(
+            200,
+            {
+                "id": review.database_id,
+                "node_id": review.id,
+                "state": "COMMENTED",
+                "body": review.body,
+                "user": _rest_user(review.author, req),
+                "html_url": f"{req.web}/{repo}/pull/{pr.number}#{review.anchor}",
+                "commit_id": body.get("commit_id"),
+            },
+        )
+
+    def _update_issue_comment(self, req: RestRequest) -> Response:
+        repo = self._repository(req)
+        for pr in repo.pull_requests.values() if repo else []:
+            for comment in pr.comments:
+                if str(comment.database_id) == req.match["id"]:
+                    if comment.author is not self.model.viewer:
+                        return Response.error(403, "Resource not accessible by integration")
+                    comment.body = str((req.body or {}).get("body") or "")
+                    return Response.json(200, _rest_issue_comment(comment, req))
+        return Response.error(404, "Not Found")
+
+    def _list_reactions(self, req: RestRequest) -> Response:
+        page, headers = _page(self.reactions.get(int(req.match["id"]), []), req)
+        return Response.json(200, list(page), headers)
+
+    def _create_check_run(self, req: RestRequest) -> Response:
+        if not self.check_runs_allowed:
+            return Response.error(403, "You must authenticate via a GitHub App.")
+        run = dict(req.body or {}) | {"id": self.model.database_id()}
+        self.check_runs.append(run)
+        return Response.json(201, run)
+
+    def _create_status(self, req: RestRequest) -> Response:
+        status = dict(req.body or {}) | {"sha": req.match["sha"], "id": self.model.database_id()}
+        self.statuses.append(status)
+        return Response.json(201, status)
 
     def _list_workflows(self, req: RestRequest) -> Response:
         repo = self._repository(req)

@@ -10,6 +10,7 @@ import click
 
 from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json, print_text
+from fixloop.report import publish
 from fixloop.report.fail_level import FAIL_LEVELS
 from fixloop.report.render import REPORT_FORMATS, report_answer
 from fixloop.review import intake, runner
@@ -93,3 +94,17 @@ def report(run_id: str, fmt: str, output: str | None, fail_on: str | None) -> No
         print_json(answer.document)
     if answer.exit_code:
         raise SystemExit(answer.exit_code)
+
+
+@review.command("publish")
+@click.argument("run_id", metavar="RUN")
+@click.option("--pr", "pr", required=True, metavar="N|URL", help="The pull request to review on.")
+@click.option("--fail-on", "fail_on", type=click.Choice(FAIL_LEVELS), default=None, help="Check conclusion.")
+@click.option("--dry-run", "dry_run", is_flag=True, help="Say what would be posted; post nothing.")
+@click.option("--report-url", "report_url", default=None, metavar="URL", help="Link the HTML report.")
+def publish_review(run_id: str, pr: str, fail_on: str | None, dry_run: bool, report_url: str | None) -> None:
+    """Post the run's remaining findings on pull request PR: one review of new inline comments, one reply
+    per fixed thread, one summary comment kept up to date, and a check whose conclusion follows --fail-on."""
+    print_json(
+        publish.publish(_root(), _run(run_id), pr, fail_on=fail_on, dry_run=dry_run, report_url=report_url)
+    )

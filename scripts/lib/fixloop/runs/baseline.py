@@ -31,7 +31,7 @@ _FINGERPRINT = re.compile(r"^[0-9a-f]{8,64}$")
 _REQUIRED_TEXT = ("fingerprint", "file", "category", "description", "reason")
 
 
-class BaselineEntry(TypedDict):
+class _RequiredEntry(TypedDict):
     fingerprint: str
     file: str
     line: int
@@ -41,6 +41,12 @@ class BaselineEntry(TypedDict):
     issue_id: str | None
     run_id: str | None
     added_at: str | None
+
+
+class BaselineEntry(_RequiredEntry, total=False):
+    """A baseline finding; `dismissed_by`: the person who dismissed it on a pull request."""
+
+    dismissed_by: str | None
 
 
 def baseline_path(root: Path) -> Path:
@@ -68,11 +74,11 @@ def _entry(path: Path, index: int, item: object) -> BaselineEntry:
         raise _invalid(path, f"{where}.line must be an integer from 1")
     if not _FINGERPRINT.match(item["fingerprint"]):
         raise _invalid(path, f"{where}.fingerprint must be a fixloop fingerprint (lowercase hex)")
-    optional = {key: item.get(key) for key in ("issue_id", "run_id", "added_at")}
+    optional = {key: item.get(key) for key in ("issue_id", "run_id", "added_at", "dismissed_by")}
     for key, value in optional.items():
         if value is not None and not isinstance(value, str):
             raise _invalid(path, f"{where}.{key} must be a string or null")
-    return {
+    entry: BaselineEntry = {
         "fingerprint": item["fingerprint"],
         "file": item["file"],
         "line": line,
@@ -83,6 +89,9 @@ def _entry(path: Path, index: int, item: object) -> BaselineEntry:
         "run_id": optional["run_id"],
         "added_at": optional["added_at"],
     }
+    if optional["dismissed_by"] is not None:
+        entry["dismissed_by"] = optional["dismissed_by"]
+    return entry
 
 
 def load_baseline(root: Path) -> list[BaselineEntry]:
@@ -218,6 +227,29 @@ def add_findings(
         "already_in_baseline": already,
         "count": len(entries) + len(added),
     }
+
+
+def add_dismissals(
+    root: Path, run_id: str, dismissals: Sequence[tuple[Mapping[str, Any], str, str, str | None]]
+) -> list[BaselineEntry]:
+    """Keep findings dismissed on a pull request ((issue, reason, who dismissed it, when)): the baseline
+    entries added (a fingerprint already there is left as it is)."""
+    now = utc_timestamp_ms(timekeeping.now_ms(timekeeping.default_clock) / 1000)
+    with _lock(root):
+        entries = load_baseline(root)
+        known = {entry["fingerprint"] for entry in entries}
+        added: list[BaselineEntry] = []
+        for issue, reason, author, when in dismissals:
+            entry = _as_entry(
+                issue, " ".join(reason.split())[:MAX_REASON_CHARS] or "dismissed", run_id, when or now
+            )
+            entry["dismissed_by"] = author
+            if entry["fingerprint"] not in known:
+                known.add(entry["fingerprint"])
+                added.append(entry)
+        if added:
+            _write(root, [*entries, *added])
+    return added
 
 
 def list_findings(root: Path) -> dict[str, Any]:
