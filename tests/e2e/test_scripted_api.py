@@ -896,12 +896,14 @@ def test_runner_separates_runs_and_kills_a_run_past_its_timeout(
     api = start_api(
         Script(
             [
-                Rule(name="hang", prompt_contains="hang", delay=20.0, reply=Reply.text("too late")),
+                # answers long after any timeout below (the server's handler threads are daemons)
+                Rule(name="hang", prompt_contains="hang", delay=600.0, reply=Reply.text("too late")),
                 Rule(name="answer", reply=lambda r, n: Reply.text(f"answer {n}: {r.prompt}")),
             ]
         )
     )
-    runner = make_runner(api, write_smoke_plugin(tmp_path / "plugin"), timeout=3.0)
+    # the answered runs get the runner's generous default; only the hung run has a short timeout
+    runner = make_runner(api, write_smoke_plugin(tmp_path / "plugin"))
     project = runner.new_project()
     first = runner.run("first", project_dir=project)
     second = runner.run("second", project_dir=project)
@@ -911,10 +913,11 @@ def test_runner_separates_runs_and_kills_a_run_past_its_timeout(
     assert first.config_dir != second.config_dir
     assert first.session_id != second.session_id
 
-    hung = runner.run("hang please", project_dir=project)
+    hung = runner.run("hang please", project_dir=project, timeout=15.0)
     assert (hung.timed_out, hung.exit_code, hung.result) == (True, None, None)
     assert hung.is_error
-    assert [r["rule"] for r in hung.message_requests()] == ["hang"]
+    # a slow machine may kill the CLI before it asked anything; whatever it asked was this run's prompt
+    assert set(r["rule"] for r in hung.message_requests()) <= {"hang"}
 
 
 def test_runner_command_line_runs_a_script(claude_bin: Path, tmp_path: Path) -> None:
