@@ -10,7 +10,7 @@ from __future__ import annotations
 from fixloop.review.access import current_round
 from fixloop.review.convergence import track
 from fixloop.review.fix import close_fix, request_fix
-from fixloop.review.gate import verify_action
+from fixloop.review.gate import failed_steps_text, verify_action
 from fixloop.review.outcome import finish, terminal_action
 from fixloop.review.questions import ask
 from fixloop.review.rounds import close_round, request_review, start_round
@@ -47,6 +47,11 @@ def _next_action(ctx: StepContext) -> Document:
             gate["requested_at_ms"] = ctx.now
         return verify_action(ctx, 0, "initial")
     if not gate["passed"]:
+        if gate["choice"] is None and ctx.state.get("no_gate"):
+            gate["choice"] = "continue"
+            failing = failed_steps_text(gate["verification"])
+            text = f"The checks fail before the review ({failing}); --no-gate: reviewing anyway."
+            ctx.emit("W", "WARNING", code="VERIFICATION_GATE_SKIPPED", message=text)
         if gate["choice"] is None:
             return ask(ctx, "initial_verification_failed", 0, gate["verification"])
         if gate["choice"] == "cancel":

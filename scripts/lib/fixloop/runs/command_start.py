@@ -143,6 +143,7 @@ def start_command(
         interactive=env.get(ATTENDED_ENV) != "0",
         inputs=_inputs(typed),
         trust_config=bool(typed.options.get("trust_config")),
+        no_gate=bool(typed.options.get("no_gate")),
         clock=clock,
     )
     state = dict(result["state"])

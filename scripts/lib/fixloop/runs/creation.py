@@ -60,6 +60,7 @@ def start_run(
     interactive: bool = False,
     inputs: Mapping[str, Any] | None = None,
     trust_config: bool = False,
+    no_gate: bool = False,
     clock: Clock | None = None,
 ) -> dict[str, Any]:
     """Create a run, bind it to the Claude Code session, open its logs and write SESSION_START.
@@ -70,7 +71,8 @@ def start_run(
     $CLAUDE_CODE_SESSION_ID ("" = no session).
     `free_text` (the user's words, exact) wins over the rest of `raw_args`; `interactive` says whether a
     person can answer the run's questions; `inputs` holds what the workflow was started on (a PR, a CI run,
-    a plan); `trust_config` approves the run's verification commands for this run only.
+    a plan); `trust_config` approves the run's verification commands for this run only; `no_gate` lets a
+    review go on when its checks fail before the first round (the failure is reported, not a stop).
     Returns {"state": ..., "warnings": [...], "free_text": ...}.
     """
     clock = clock or timekeeping.default_clock
@@ -152,6 +154,7 @@ def start_run(
             "config": config.model_dump(mode="json"),
             "verification_commands": commands,
             "trust_config": trust_config,
+            "no_gate": no_gate,
             "config_sources": loaded.sources,
             "logging": {
                 "enabled": log_enabled,

@@ -17,7 +17,7 @@ from fixloop.runs.phases import COMMAND_WORKFLOWS
 COMMANDS = COMMAND_WORKFLOWS  # command -> (workflow, stack)
 PREFIX = "/fixloop:"
 VALUE_FLAGS: tuple[str, ...] = ("--phase", "--level", "--since", "--log-file", "--job", "--config")
-BOOL_FLAGS: tuple[str, ...] = ("--dry-run", "--log", "--no-log", "--verbose", "--trust-config")
+BOOL_FLAGS: tuple[str, ...] = ("--dry-run", "--log", "--no-log", "--verbose", "--trust-config", "--no-gate")
 FLAGS = (*VALUE_FLAGS, *BOOL_FLAGS)
 LEVELS = ("info", "debug")
 _QUOTES = "\"'"

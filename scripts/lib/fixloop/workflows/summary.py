@@ -8,6 +8,7 @@ from fixloop.core.engine_path import ENGINE
 from fixloop.review.access import started_review
 from fixloop.review.views import files_modified, final_round
 from fixloop.review.views import summary as review_summary
+from fixloop.workflows.blocked import blocked_lines
 from fixloop.workflows.context import RunState, flow_of
 from fixloop.workflows.gaps import gap_lines
 
@@ -77,6 +78,7 @@ def final_message(state: RunState) -> str:
         if len(remaining) > MAX_LISTED_ISSUES:
             lines.append(f"- and {len(remaining) - MAX_LISTED_ISSUES} more")
     lines.extend(gap_lines(state))
+    lines.extend(blocked_lines(state))
     for data in _phase_data(state):  # what a phase has to tell at the end (e.g. the drafts of a dry run)
         lines.extend(str(line) for line in data.get("final_lines") or [])
     warnings = [item for item in flow["warnings"] if item.get("code") not in GAP_CODES]
