@@ -120,3 +120,35 @@ def github(tmp_path: Path) -> Iterator[FakeGitHub]:
 def github_checkout(github: FakeGitHub, tmp_path: Path) -> Path:
     """A git checkout of ``octo/demo`` (branch main, one commit) whose ``origin`` is on the fake host."""
     return make_git_repo(tmp_path / "checkout", github)
+
+
+def runs_left_running(base: Path) -> list[str]:
+    """Every fixloop run under ``base`` whose state still says ``running`` although nothing waits on a user's
+    answer: a command ended and left its run unfinished."""
+    import json
+
+    left = []
+    for directory, subdirs, _files in os.walk(base):
+        subdirs[:] = [name for name in subdirs if name not in ("node_modules", ".git", ".venv")]
+        if not directory.endswith(os.path.join(".claude", "fixloop", "runs")):
+            continue
+        for run in sorted(subdirs):
+            state_file = Path(directory) / run / "state.json"
+            try:
+                state = json.loads(state_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            question = (state.get("flow") or {}).get("question")
+            if state.get("status") == "running" and not isinstance(question, dict):
+                left.append(str(state_file.parent))
+        subdirs[:] = []
+    return left
+
+
+@pytest.fixture(autouse=True)
+def no_run_left_running(tmp_path: Path) -> Iterator[None]:
+    """After every end-to-end test: no run of it is left ``running`` (one waiting for the user's answer is
+    not running on)."""
+    yield
+    left = runs_left_running(tmp_path)
+    assert left == [], f"runs left running after the test: {left}"

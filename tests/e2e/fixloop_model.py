@@ -38,6 +38,7 @@ from scripted_api import (
     agent_call,
     content_text,
     last_user_message,
+    last_user_text,
     messages,
     subagent_report,
     tool_use,
@@ -211,9 +212,28 @@ def last_results(body: Mapping[str, Any]) -> list[tuple[str, bool]]:
     return found
 
 
+REMINDER_END = "</system-reminder>"
+
+
+def feedback_block(body: Mapping[str, Any]) -> NextBlock | None:
+    """The block of a Stop hook's feedback, when the last user turn is one (the hook sent the model back).
+    Claude Code 2.1.331 and later wrap the feedback in a system reminder: its closing tag is no part of it."""
+    text = last_user_text(body)
+    if STOP_FEEDBACK not in text:
+        return None
+    start = text.rfind(NEXT_MARK)
+    if start < 0:
+        return None
+    end = text.find(REMINDER_END, start)
+    return parse_next((text[:end] if end >= 0 else text).rstrip())
+
+
 def latest_block(body: Mapping[str, Any]) -> NextBlock | None:
-    """The coordinator's latest block: in the results of the agent calls it made last, else (no call made
-    yet) in its SubagentStart context."""
+    """The coordinator's latest block: in a Stop hook's feedback that sent it back, else in the results of
+    the agent calls it made last, else (no call made yet) in its SubagentStart context."""
+    fed_back = feedback_block(body)
+    if fed_back is not None:
+        return fed_back
     results = last_results(body)
     if results:
         blocks = [b for b in (parse_next(text) for text, _ in results) if b is not None]
@@ -430,17 +450,37 @@ DEFAULT_BEHAVIOURS: dict[str, Callable[[], Behaviour]] = {
 }
 
 
+# A coordinator that does not obey: given the request and the block it would follow, the reply it makes
+# instead (None: it obeys this time).
+Deviation = Callable[[Request, "NextBlock"], "Reply | None"]
+
+
+def obey(block: NextBlock, *, background: bool = False) -> Reply:
+    """What an obedient coordinator answers to ``block``: its calls in one message, or its final text."""
+    if block.final is not None:
+        return Reply.text(block.final)
+    return Reply.tools(
+        *(
+            agent_call(c["subagent_type"], c["prompt"], description=c["description"], background=background)
+            for c in block.calls
+        )
+    )
+
+
 @dataclass
 class Scenario:
     """A test's table: each agent's behaviour (reviewers clean, verifier approving, fixer skipping unless
     given), seconds to hold each agent's final answer, and deviations: ``coordinator_quits`` (a final
-    message the coordinator ends with at once, ignoring its step), ``main`` (the main thread's turns, for a
-    conversation that goes on after a command)."""
+    message the coordinator ends with at once, ignoring its step), ``deviate`` (the coordinator's own
+    deviations, turn by turn), ``main`` (the main thread's turns, for a conversation that goes on after a
+    command)."""
 
     agents: Mapping[str, Behaviour] = field(default_factory=dict)
     delays: Mapping[str, float] = field(default_factory=dict)
     coordinator_quits: str | None = None
     main: Callable[[Request], Reply] | None = None
+    deviate: Deviation | None = None
+    tolerated_errors: tuple[str, ...] = ()  # tool errors the scenario provokes on purpose (substrings)
 
     def behaviour(self, agent: str) -> Behaviour | None:
         given = self.agents.get(agent)
@@ -491,7 +531,7 @@ class FixloopModel:
     def answer(self, sender: str, request: Request) -> Reply:
         if sender != MAIN:
             for text, is_error in last_results(request.body):
-                if is_error:
+                if is_error and not any(part in text for part in self.scenario.tolerated_errors):
                     self.problem(request, f"a tool failed: {text[:300]}")
         if sender == COORDINATOR:
             return self.coordinator(request)
@@ -513,14 +553,11 @@ class FixloopModel:
         if block is None:
             self.problem(request, "the coordinator has no fixloop next block to follow")
             return Reply.text(NO_STEP)
-        if block.final is not None:
-            return Reply.text(block.final)
-        if not block.calls:
+        if block.final is None and not block.calls:
             self.problem(request, f"a fixloop next block names no agent: {block.text[:300]!r}")
             return Reply.text(NO_STEP)
-        return Reply.tools(
-            *(agent_call(c["subagent_type"], c["prompt"], description=c["description"]) for c in block.calls)
-        )
+        deviation = self.scenario.deviate(request, block) if self.scenario.deviate is not None else None
+        return deviation if deviation is not None else obey(block)
 
     def agent(self, name: str, behaviour: Behaviour, request: Request) -> Reply:
         task = start_context(request.body)

@@ -24,6 +24,8 @@ from claude_runner import ClaudeRunner, find_claude_binary
 from hook_helpers import PLUGIN_ROOT
 from scripted_api import Reply, Rule, Script, ScriptedAPI, agent_call, bash_call
 
+from fixloop.core.agent_names import REVIEWER_AGENTS
+
 VALID_REVIEW = {"status": "success", "agent": "code-reviewer", "issues": [], "positive_observations": ["ok"]}
 VALID_TESTS = {"status": "success", "agent": "test-analyzer", "issues": []}
 
@@ -100,7 +102,7 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
         ("bad", 1),
         ("good", 1),
         ("tests", 1),
-        ("end", 1),
+        ("end", 4),
     ], result.summary()
 
     (run_dir,) = (project / ".claude" / "fixloop" / "runs").iterdir()
@@ -121,12 +123,13 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
     assert start["agent_id"] == first_stop["agent_id"] == second_stop["agent_id"] == done["agent_id"]
     assert done["duration_ms"] == done["ts_ms"] - call["ts_ms"]
 
+    # The call asked for the background; the PreToolUse hook ran it in the foreground, so its answer came
+    # back as the tool result (no launch), with the next step.
     analyzer = lines("test-analyzer")
-    assert sorted(line["kind"] for line in analyzer) == ["call", "launch", "result", "start", "stop", "usage"]
+    assert [line["kind"] for line in analyzer] == ["call", "start", "stop", "usage", "result"]
     by_kind = {line["kind"]: line for line in analyzer}
-    assert by_kind["call"]["background"] is True
-    assert by_kind["launch"]["agent_id"] == by_kind["start"]["agent_id"] == by_kind["stop"]["agent_id"]
-    assert by_kind["result"]["duration_ms"] == by_kind["stop"]["ts_ms"] - by_kind["call"]["ts_ms"]
+    assert by_kind["call"]["background"] is False
+    assert by_kind["start"]["agent_id"] == by_kind["stop"]["agent_id"] == by_kind["result"]["agent_id"]
 
     records = state["review"]["rounds"][-1]["records"]
     assert (records["code-reviewer"]["valid"], records["code-reviewer"]["invalid_attempts"]) == (True, 1)
@@ -157,7 +160,23 @@ def test_subagent_hooks_in_a_real_session(claude_bin: Path, tmp_path: Path) -> N
     (end,) = [event for event in events if event["type"] == "REVIEW_PARALLEL_END"]
     assert sorted(r["agent"] for r in end["results"]) == ["code-reviewer", "test-analyzer"]
     assert all(r["status"] == "success" for r in end["results"])
-    assert "WARNING" not in kinds
+
+    # The main thread made 2 of the step's 6 calls and stopped ("done") three times: the engine handed the
+    # 4 missing calls out again each time, then went on without them (too few reviewers: the run fails),
+    # and sent the main thread back once more because it ended without the final message.
+    missing = ["silent-failure-hunter", "code-simplifier", "comment-analyzer", "type-design-analyzer"]
+    assert [step["agents"] for step in state["flow"]["history"]] == [list(REVIEWER_AGENTS), *[missing] * 3]
+    warnings = [(e["code"], e.get("step")) for e in events if e["type"] == "WARNING"]
+    assert warnings == [
+        ("AGENTS_MISSING", 1),
+        ("AGENTS_MISSING", 2),
+        ("AGENTS_MISSING", 3),
+        ("AGENTS_NOT_CALLED", 1),
+    ]
+    assert (state["status"], state["flow"]["outcome"]["reason"]) == ("failed", "INSUFFICIENT_COVERAGE")
+    assert f"Missing: {', '.join(missing)}, never called (review round 1, step 1)." in state["final_message"]
+    feedback = [b for b in bodies if "haiku" in b["model"] and "Stop hook feedback" in json.dumps(b)]
+    assert feedback and state["final_message"].split("\n")[0] in json.dumps(feedback[-1], ensure_ascii=False)
 
 
 def fix_round_in(project: Path, session: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, Any]]:

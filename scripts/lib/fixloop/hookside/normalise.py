@@ -1,9 +1,9 @@
 """PreToolUse of a fixloop agent call: the call as the engine's step wants it, or refused with the reason.
 
 - While the engine waits on a step, a call of an agent the step does not name, or of one already called in
-  it (answered, or still running), is refused: the model is told why, nothing of it is recorded, and the step's counts stay
-  true. A call whose earlier try failed in the tool itself (unknown agent type, interrupted) may be made
-  again.
+  it (answered, or still running), is refused: the model is told why, nothing of it is recorded, and the
+  step's counts stay true. A call whose earlier try failed in the tool itself (unknown agent type,
+  interrupted) may be made again.
 - A background launch (`run_in_background: true`) runs in the foreground instead: its answer then comes
   back to the coordinator with the next step, instead of reaching the user's main thread unasked.
 - The model the step asks for is set.

@@ -90,7 +90,8 @@ def touched_since(begun: Mapping[str, Any]) -> list[str]:
     if not isinstance(label, str):
         return []
     lines = touches.window_lines(str(begun["run_dir"]), label)
-    return sorted({str(line["path"]) for line in lines if line.get("kind") == "wrote" and not line.get("refused")})
+    wrote = (line for line in lines if line.get("kind") == "wrote" and not line.get("refused"))
+    return sorted({str(line["path"]) for line in wrote})
 
 
 def _report(label: str | None) -> RollbackReport:
@@ -177,7 +178,7 @@ def _undo(
     if prior is None:
         _keep(report, path, NO_PRIOR, "its content before the edit was not kept, so it stays as it is")
         return
-    kind, sha256, _mode, _content = touches.read_state(target)
+    kind, sha256, _mode = touches.read_state(target)
     if (kind, sha256) == (prior["kind"], prior["sha256"]):
         return  # as it was: nothing to undo
     writes = [line for line in lines if line["kind"] == "wrote"]
@@ -198,7 +199,7 @@ def _undo(
         _remove_new_dirs(project, target, prior.get("new_dirs"))
         report["deleted"].append(path)
     elif prior["kind"] == "file":
-        _restore(target, touches.prior_content(window, prior), prior.get("mode"))
+        touches.restore_prior(window, prior, target)
         report["restored"].append(path)
     else:
         _refuse(report, path, "it was not a regular file before the edit")
@@ -216,14 +217,6 @@ def _edited_between(lines: list[dict[str, Any]]) -> bool:
         ):
             return True
     return False
-
-
-def _restore(target: str, content: bytes, mode: object) -> None:
-    """Replace `target` (a regular file, or nothing) with `content`: readers see the old or the new file."""
-    from fixloop.store.atomic import write_atomic
-
-    write_atomic(target, content, durable=False)
-    os.chmod(target, mode if isinstance(mode, int) else 0o644)
 
 
 def _remove_new_dirs(project: str, target: str, new_dirs: object) -> None:

@@ -47,9 +47,14 @@ def advance(
 ) -> Advance:
     """Step the run as far as it goes without a model or long work. `stopped`: the model that carries the
     run has stopped (workflows.pending says what that means for a step it left undone)."""
+    before = flow_of(state).get("dispatch")
+    waiting = before.get("id") if isinstance(before, dict) and not before.get("closed") else None
     result = _advance(state, now, effects, calls_made, stopped)
     action = result.action
-    if stopped and action is not None and action.get("action") in ("agent", "agents"):
+    # Only a step handed out before, and handed out again unchanged, was left undone by a stop: a new step
+    # (or the follow-up of a step's missing calls) is the engine's answer to the stop.
+    again = action is not None and action.get("action") in ("agent", "agents") and action["step"] == waiting
+    if stopped and action is not None and again:
         over, warning = early_stop.note(state, action)
         result.events.append(warning)
         if over:

@@ -22,13 +22,15 @@ MAX_LINES = 8
 def gap_lines(state: RunState) -> list[str]:
     lines: list[str] = []
     review = started_review(state)
+    not_called = flow_of(state).get("not_called") or []
+    never_called = {str(agent) for entry in not_called for agent in entry["agents"]}
     if review is not None:
         for rnd in closed_rounds(review):
-            lines.extend(_failed_reviewers(rnd))
+            lines.extend(_failed_reviewers(rnd, never_called))
             lines.extend(_unverified_fixes(rnd))
     for entry in flow_of(state).get("not_called") or []:
         agents = ", ".join(str(agent) for agent in entry.get("agents") or [])
-        lines.append(f"Not called: {agents} (step {entry.get('step')}: {entry.get('label')}).")
+        lines.append(f"Missing: {agents}, never called ({entry.get('label')}, step {entry.get('step')}).")
     if review is not None:
         closed = closed_rounds(review)
         dropped = suppressed_counts(closed[-1]) if closed else {}
@@ -40,12 +42,15 @@ def gap_lines(state: RunState) -> list[str]:
     return lines
 
 
-def _failed_reviewers(rnd: Mapping[str, Any]) -> list[str]:
+def _failed_reviewers(rnd: Mapping[str, Any], never_called: set[str]) -> list[str]:
+    """A line per reviewer that failed; one that was never called has its own line (not_called)."""
     found = []
     for item in rnd.get("agents_results") or []:
         if item.get("status") != "failed":
             continue
         error = item.get("error") or {}
+        if error.get("code") == "NULL_RESPONSE" and item.get("agent") in never_called:
+            continue
         found.append(
             f"Missing review: {item.get('agent')} failed in round {rnd['iteration']} "
             f"({error.get('code')}: {error.get('message')})."
