@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
+import venv
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from fixloop.cli import cli
+from fixloop.core.engine_path import engine_command
 from fixloop.runs import lifecycle, trust
 
 
@@ -17,10 +23,31 @@ def invoke(*args: str) -> tuple[int, Any]:
     return result.exit_code, json.loads(result.output)
 
 
+GIT_DIR = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+
+
 def python_project(root: Path) -> None:
     (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n\n[tool.ruff]\n')
 
 
+def executable(path: Path, body: str = "exit 0") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def tools_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH holding only a python3 that has pytest (this one) and a ruff: what init finds must run."""
+    bin_dir = tmp_path / "tools"
+    bin_dir.mkdir()
+    os.symlink(sys.executable, bin_dir / "python3")
+    executable(bin_dir / "ruff")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{GIT_DIR}")
+    return bin_dir
+
+
+@pytest.mark.usefixtures("tools_on_path")
 def test_init_writes_what_it_finds_and_approves_it(git_project: Path) -> None:
     python_project(git_project)
     code, answer = invoke("init")
@@ -36,6 +63,7 @@ def test_init_writes_what_it_finds_and_approves_it(git_project: Path) -> None:
             },
             "lint": {"command": "ruff check .", "found_in": "pyproject.toml [tool.ruff]"},
         },
+        "left_out": {},
         "approved": True,
         "message": f"Wrote {path}; fixloop will run these commands to check every round.",
     }
@@ -49,6 +77,7 @@ def test_init_writes_what_it_finds_and_approves_it(git_project: Path) -> None:
     assert (code, shown["status"]) == (0, "approved")
 
 
+@pytest.mark.usefixtures("tools_on_path")
 def test_init_keeps_an_existing_config_unless_forced(git_project: Path) -> None:
     python_project(git_project)
     path = git_project / ".claude" / "fixloop.json"
@@ -65,6 +94,49 @@ def test_init_keeps_an_existing_config_unless_forced(git_project: Path) -> None:
         "lint_command": "ruff check .",
         "typecheck_command": None,
     }
+
+
+def test_init_approves_only_the_commands_that_can_run_and_says_why_the_others_cannot(
+    git_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (git_project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n\n[tool.ruff]\n\n[tool.mypy]\n")
+    venv.create(git_project / ".venv", with_pip=False)  # a real venv, without pytest
+    executable(git_project / ".venv" / "bin" / "mypy")
+    monkeypatch.setenv("PATH", GIT_DIR)  # no ruff there
+    assert shutil.which("ruff") is None
+    code, answer = invoke("init")
+    assert code == 0
+    path = git_project / ".claude" / "fixloop.json"
+    assert json.loads(path.read_text()) == {
+        "test_command": None,
+        "lint_command": None,
+        "typecheck_command": ".venv/bin/mypy .",
+        "detect_commands": False,
+    }
+    assert answer["commands"] == {
+        "typecheck": {"command": ".venv/bin/mypy .", "found_in": "pyproject.toml [tool.mypy]"}
+    }
+    assert answer["left_out"] == {
+        "tests": {
+            "command": ".venv/bin/python -m pytest -q",
+            "found_in": "pyproject.toml [tool.pytest.ini_options]",
+            "why": ".venv/bin/python has no module named pytest",
+        },
+        "lint": {
+            "command": "ruff check .",
+            "found_in": "pyproject.toml [tool.ruff]",
+            "why": "ruff is not installed (not on PATH)",
+        },
+    }
+    assert answer["message"] == (
+        f"Wrote {path}; fixloop will run these commands to check every round. Left out, since they cannot "
+        "run here: tests `.venv/bin/python -m pytest -q` (.venv/bin/python has no module named pytest); "
+        "lint `ruff check .` (ruff is not installed (not on PATH)). Set them in .claude/fixloop.json once "
+        f"they can, and approve them with `{engine_command('trust')}`."
+    )
+    assert trust.is_approved(git_project, {"typecheck": ".venv/bin/mypy ."})
+    code, shown = invoke("trust", "--show")  # a run finds no other command: what init approved is all
+    assert (code, shown["status"], list(shown["commands"])) == (0, "approved", ["typecheck"])
 
 
 def test_init_with_nothing_to_find(git_project: Path) -> None:

@@ -40,7 +40,7 @@ Binding = dict[str, str]
 def bindings(project: Path, command: str) -> list[Binding]:
     """What decides the behaviour of `command` run in `project`, beyond its text ([] when nothing does)."""
     found: list[Binding] = []
-    for words in _simple_commands(command):
+    for words in simple_commands(command):
         found.extend(_bindings_of(project, words))
     return found
 
@@ -68,7 +68,8 @@ def changes(before: dict[str, Any], now: dict[str, list[Binding]]) -> list[str]:
     return said
 
 
-def _simple_commands(command: str) -> list[list[str]]:
+def simple_commands(command: str) -> list[list[str]]:
+    """The words of each simple command in `command` (split at the shell's operators, assignments dropped)."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

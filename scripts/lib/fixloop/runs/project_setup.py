@@ -10,6 +10,7 @@ from fixloop.core import timekeeping
 from fixloop.core.engine_path import engine_command
 from fixloop.core.errors import FixloopError
 from fixloop.runs import trust
+from fixloop.runs.command_probe import why_not_runnable
 from fixloop.runs.config import COMMAND_FIELDS, load_config
 from fixloop.runs.detect_commands import detect_commands
 from fixloop.runs.verify_commands import command_texts, resolve_commands
@@ -39,20 +40,37 @@ def init_config(root: Path, force: bool = False) -> dict[str, Any]:
             "No test, lint or typecheck command was found (looked for pytest, ruff, mypy, package.json "
             "scripts, tsconfig.json, go.mod, Cargo.toml); write them into .claude/fixloop.json yourself.",
         )
+    unrunnable = {step: why for step, item in found.items() if (why := why_not_runnable(root, item.command))}
+    runnable = {step: item for step, item in found.items() if step not in unrunnable}
     document = {**existing}
     for step, field in COMMAND_FIELDS.items():
-        document[field] = found[step].command if step in found else None
+        document[field] = runnable[step].command if step in runnable else None
+    if unrunnable:
+        document["detect_commands"] = False  # a run must not find the commands left out again
     write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    commands = {step: item.command for step, item in found.items()}
-    trust.approve(root, commands, now_ms=timekeeping.now_ms(timekeeping.default_clock))
+    commands = {step: item.command for step, item in runnable.items()}
+    if commands:
+        trust.approve(root, commands, now_ms=timekeeping.now_ms(timekeeping.default_clock))
+    message = f"Wrote {path}; fixloop will run these commands to check every round."
+    if unrunnable:
+        message += " Left out, since they cannot run here: " + "; ".join(
+            f"{step} `{found[step].command}` ({why})" for step, why in unrunnable.items()
+        )
+        message += (
+            f". Set them in {CONFIG_FILE} once they can, and approve them with `{engine_command('trust')}`."
+        )
     return {
         "status": "written",
         "path": str(path),
         "commands": {
-            step: {"command": item.command, "found_in": item.source} for step, item in found.items()
+            step: {"command": item.command, "found_in": item.source} for step, item in runnable.items()
         },
-        "approved": True,
-        "message": f"Wrote {path}; fixloop will run these commands to check every round.",
+        "left_out": {
+            step: {"command": found[step].command, "found_in": found[step].source, "why": why}
+            for step, why in unrunnable.items()
+        },
+        "approved": bool(commands),
+        "message": message,
     }
 
 
