@@ -1,0 +1,56 @@
+"""What `review publish` reads of a review run the engine kept (its remaining findings, reviewed files,
+status, config) and the plan it makes of them against a pull request's diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers_review import verifier_doc
+from helpers_runs import FakeClock
+from workflows.flow_helpers import (
+    CR,
+    NOT_FIXABLE,
+    next_action,
+    record_valid,
+    review_project,
+    review_round,
+    start,
+    state,
+)
+
+from fixloop.github.diffmap import DiffMap
+from fixloop.report.publish import facts_of
+from fixloop.report.publish_plan import make_plan
+
+VERIFIER = "review-verifier"
+
+
+def test_publish_reads_the_final_round_of_a_review_run(git_project: Path, fake_clock: FakeClock) -> None:
+    review_project(git_project, max_findings=3)
+    run_id = start(git_project)
+    fake_clock.advance(1)
+    next_action(run_id)
+    review_round(run_id, {CR: [NOT_FIXABLE]})
+    fake_clock.advance(1)
+    action = next_action(run_id)
+    if action["action"] != "stop":  # the verifier is asked about the round's findings first
+        record_valid(run_id, VERIFIER, verifier_doc(90))
+        fake_clock.advance(1)
+        action = next_action(run_id)
+    assert action["action"] == "stop"
+
+    facts = facts_of(state(git_project, run_id))
+    assert facts.run_id == run_id and facts.reviewed == ["src/app.py"] and facts.status == "partial"
+    assert [(i["id"], i["file"], i["line"], i["description"]) for i in facts.issues] == [
+        ("FL-001", "src/app.py", 1, "The module has no docstring")
+    ]
+    assert facts.config["max_findings"] == 3
+
+    shown = DiffMap(
+        [{"filename": "src/app.py", "status": "modified", "patch": "@@ -1 +1 @@\n-x\n+print('hello')\n"}]
+    )
+    plan = make_plan(facts.issues, facts.config, shown, [], facts.reviewed, lambda path: None, {})
+    assert [(c["path"], c["line"], c["side"]) for _i, c in plan.inline] == [("src/app.py", 1, "RIGHT")]
+    elsewhere = DiffMap([{"filename": "src/app.py", "status": "modified", "patch": "@@ -5 +5 @@\n-x\n+y\n"}])
+    plan = make_plan(facts.issues, facts.config, elsewhere, [], facts.reviewed, lambda path: None, {})
+    assert plan.inline == [] and [i["id"] for i in plan.outside_diff] == ["FL-001"]
