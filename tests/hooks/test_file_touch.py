@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from helpers_imports import NOT_IN_HOOKS, in_packages, modules_imported_by_process
-from hook_helpers import PLUGIN_ROOT, HookEnv, Run, sha256_file, write_executable
+from hook_helpers import PLUGIN_ROOT, HookEnv, Run, hook_command, sha256_file, write_executable
 
-from fixloop.store import edits, touches
+from fixloop.store import edits, file_state, touches
 
 FIXER = "fixloop:review-fixer"
 EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
@@ -125,7 +125,7 @@ def test_an_edit_by_the_fixer_is_recorded_and_its_prior_content_kept(
     )
     window = touches.read_window(run.dir, "round-1")
     (prior,) = touches.read_priors(window).values()
-    assert touches.prior_content(window, prior) == b"def f(x):\n    return x + 1\n"
+    assert Path(touches.prior_path(window, prior)).read_bytes() == b"def f(x):\n    return x + 1\n"
     assert run.events("WARNING") == []
     report = edits.rollback(fix_window)
     assert report["restored"] == ["src/app.py"]
@@ -264,3 +264,88 @@ def test_a_crashing_interpreter_never_blocks_the_edit(hooks: HookEnv, run: Run, 
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+# ---- large files: the prior is kept in chunks, or not at all over the limit --------------------------
+
+LARGE_BYTES = 200 << 20
+# Address space the hook may use: an interpreter with the hook's modules needs some tens of MB; a prior
+# read whole (200 MB) cannot fit.
+HOOK_ADDRESS_SPACE_KB = 160 * 1024
+
+
+def sparse_file(path: Path, size: int, marks: dict[int, bytes]) -> Path:
+    """A file of `size` bytes, mostly holes, with `marks` written at their offsets."""
+    with path.open("wb") as handle:
+        handle.truncate(size)
+        for offset, data in marks.items():
+            handle.seek(offset)
+            handle.write(data)
+    return path
+
+
+def run_hook_in_bounded_memory(hooks: HookEnv, payload: dict[str, Any]) -> None:
+    """The edit hook as hooks.json runs it, in a shell whose address space is capped (`ulimit -v`)."""
+    command = f"ulimit -v {HOOK_ADDRESS_SPACE_KB} && {hook_command(payload['hook_event_name'], 'Edit')}"
+    done = subprocess.run(
+        ["sh", "-c", command],
+        input=compact(payload),
+        capture_output=True,
+        env=hooks.env,
+        cwd=hooks.project,
+        timeout=300,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_a_200_mb_file_keeps_its_prior_in_bounded_memory_and_is_rolled_back(
+    hooks: HookEnv, run: Run, tmp_path: Path
+) -> None:
+    marks = {0: b"head\n", LARGE_BYTES // 2: b"middle\n", LARGE_BYTES - 5: b"tail\n"}
+    large = sparse_file(hooks.project / "data.bin", LARGE_BYTES, marks)
+    before = sha256_file(large)
+    begun = edits.begin(hooks.project, run.dir, "round-1", ["data.bin"])
+    run_hook_in_bounded_memory(hooks, edit_payload(hooks, "PreToolUse", large))
+    with large.open("r+b") as handle:
+        handle.write(b"HACK\n")
+    run_hook_in_bounded_memory(hooks, edit_payload(hooks, "PostToolUse", large))
+    assert run.events("WARNING") == []
+    touch, wrote = run.ledger()
+    assert (touch["first"], touch["before_kind"], touch["before_sha256"]) == (True, "file", before)
+    assert wrote["after_sha256"] == sha256_file(large) != before
+    window = touches.read_window(run.dir, "round-1")
+    (prior,) = touches.read_priors(window).values()
+    assert sha256_file(Path(touches.prior_path(window, prior))) == before
+    report = edits.rollback(begun)
+    assert report["restored"] == ["data.bin"]
+    assert sha256_file(large) == before
+    assert large.stat().st_size == LARGE_BYTES
+
+
+def test_a_file_over_the_limit_is_named_before_the_edit_and_left_as_is_by_a_rollback(
+    hooks: HookEnv, run: Run
+) -> None:
+    huge = sparse_file(hooks.project / "huge.bin", file_state.MAX_PRIOR_BYTES + 1, {0: b"head\n"})
+    begun = edits.begin(hooks.project, run.dir, "round-1", ["huge.bin"])
+    run_hook_in_bounded_memory(hooks, edit_payload(hooks, "PreToolUse", huge))
+    (warning,) = run.events("WARNING")
+    assert (warning["code"], warning["agent"], warning["path"]) == (
+        "TOUCH_PRIOR_TOO_LARGE",
+        "review-fixer",
+        "huge.bin",
+    )
+    assert warning["message"] == (
+        "review-fixer edits huge.bin, which is over 512 MiB: fixloop keeps no copy of it, so a rollback "
+        "will leave this file as the agent leaves it."
+    )
+    (touch,) = run.ledger()
+    assert (touch["first"], touch["before_sha256"]) == (False, file_state.TOO_LARGE)
+    window = touches.read_window(run.dir, "round-1")
+    assert touches.read_priors(window) == {}
+    assert list((Path(window["dir"]) / "priors").iterdir()) == []
+    with huge.open("r+b") as handle:
+        handle.write(b"HACK\n")
+    report = edits.rollback(begun)
+    assert [(kept["path"], kept["code"]) for kept in report["kept"]] == [("huge.bin", "ROLLBACK_NO_PRIOR")]
+    assert huge.read_bytes()[:5] == b"HACK\n"

@@ -135,7 +135,7 @@ def test_the_first_touch_keeps_the_prior_content_once(project: Path, run_dir: Pa
         "new_dirs": None,
         "agent_id": "agent-1",
     }
-    assert touches.prior_content(window, prior) == b"print('hi')\n"
+    assert Path(touches.prior_path(window, prior)).read_bytes() == b"print('hi')\n"
 
 
 def test_a_new_file_is_kept_as_absent_with_the_folders_it_needs(project: Path, run_dir: Path) -> None:
@@ -164,11 +164,12 @@ def test_a_first_touch_that_loses_the_race_leaves_no_content_behind(
     project: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = touches.open_window(run_dir, project, "round-1")
-    state = touches.read_state(str(project / "src" / "app.py"))
-    assert touches.keep_prior(window, "src/app.py", state, agent_id="a", tool_use_id="t1", ts_ms=1) is True
+    app = str(project / "src" / "app.py")
+    kept, state = touches.keep_prior(window, "src/app.py", app, agent_id="a", tool_use_id="t1", ts_ms=1)
+    assert kept is True and state[0] == "file"
     # Another hook checked before this one created the record: its exclusive create fails.
     monkeypatch.setattr(touches.os.path, "exists", lambda path: False)
-    assert touches.keep_prior(window, "src/app.py", state, agent_id="b", tool_use_id="t2", ts_ms=2) is False
+    assert touches.keep_prior(window, "src/app.py", app, agent_id="b", tool_use_id="t2", ts_ms=2)[0] is False
     priors = Path(window["dir"]) / "priors"
     assert len(list(priors.glob("*.data"))) == 1
     (record,) = priors.glob("*.json")

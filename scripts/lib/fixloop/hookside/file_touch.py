@@ -4,7 +4,8 @@ For an edit by a fixloop agent (the payload's `agent_type` is `fixloop:<name>`) 
 fixloop run, records the touch before the edit and the written content after it (store.touches): the
 ledger lines `touch` and `wrote`, and on the first touch of a path in the run's open touch window the
 path's prior content, which a rollback restores (store.edits). An edit of a path outside the project
-leaves a WARNING TOUCH_OUTSIDE_PROJECT. Never blocks the edit, never prints; hooks/run-hook starts no
+leaves a WARNING TOUCH_OUTSIDE_PROJECT, and one over file_state.MAX_PRIOR_BYTES (whose prior is not
+kept) a WARNING TOUCH_PRIOR_TOO_LARGE. Never blocks the edit, never prints; hooks/run-hook starts no
 interpreter for anyone else's edits.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from fixloop.hookside.context import now_ms
 from fixloop.hookside.payload import subagent_of, tool_input_of
 from fixloop.store import touches
+from fixloop.store.file_state import MAX_PRIOR_BYTES, TOO_LARGE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,6 +78,15 @@ def handle(payload: dict[str, Any], context: RunContext) -> str | None:
             "TOUCH_OUTSIDE_PROJECT",
             f"{agent} edits {path}, which resolves outside the project ({line['path']}): "
             "fixloop will never roll that file back.",
+            agent=agent,
+            agent_id=payload.get("agent_id"),
+            path=line["path"],
+        )
+    if event == "PreToolUse" and line.get("first") is False and line.get("before_sha256") == TOO_LARGE:
+        context.warn(
+            "TOUCH_PRIOR_TOO_LARGE",
+            f"{agent} edits {line['path']}, which is over {MAX_PRIOR_BYTES >> 20} MiB: fixloop keeps no copy "
+            "of it, so a rollback will leave this file as the agent leaves it.",
             agent=agent,
             agent_id=payload.get("agent_id"),
             path=line["path"],

@@ -12,8 +12,8 @@ edits, by these rules:
   not there when the agent touched it, is never written: WARNING ROLLBACK_REFUSED;
 - a file that changed since `begin` without a completed Edit/Write of the agent (a Bash command, the user)
   is left as it is: WARNING ROLLBACK_LEFT_AS_IS, with the files;
-- a touch whose prior content could not be kept (the hook failed) leaves the file as it is:
-  WARNING ROLLBACK_NO_PRIOR.
+- a touch whose prior content could not be kept (the hook failed, or the file was over
+  file_state.MAX_PRIOR_BYTES) leaves the file as it is: WARNING ROLLBACK_NO_PRIOR.
 
 Every workflow whose agents edit the project uses this pair: `begin(project, run_dir, label, files)` before
 the dispatch (keep what it returns in the run state), `rollback(that)` when the change must go.
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from fixloop.core.errors import FixloopError
-from fixloop.store import snapshot, touches
+from fixloop.store import file_state, snapshot, touches
 
 KEPT = "ROLLBACK_KEPT_USER_EDIT"
 REFUSED = "ROLLBACK_REFUSED"
@@ -178,7 +178,15 @@ def _undo(
     if prior is None:
         _keep(report, path, NO_PRIOR, "its content before the edit was not kept, so it stays as it is")
         return
-    kind, sha256, _mode = touches.read_state(target)
+    kind, sha256, _mode = file_state.read_state(target)
+    if sha256 == file_state.TOO_LARGE:
+        _keep(
+            report,
+            path,
+            KEPT,
+            "it is now too large to compare with the agent's last edit, so it stays as it is",
+        )
+        return
     if (kind, sha256) == (prior["kind"], prior["sha256"]):
         return  # as it was: nothing to undo
     writes = [line for line in lines if line["kind"] == "wrote"]

@@ -21,19 +21,20 @@ Standard library only, at the os level: the hooks import this module on every ed
 from __future__ import annotations
 
 import os
-import stat
 
 from fixloop.core import jsoncodec
 from fixloop.core.errors import FixloopError
-from fixloop.store import ledger
+from fixloop.store import file_state, ledger
+from fixloop.store.file_state import TOO_LARGE, read_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from fixloop.store.file_state import FileState
+
     PathText = str | os.PathLike[str]
-    FileState = tuple[str, str | None, int | None, bytes | None]
 
 TOUCHES_DIR = "touches"
 ACTIVE_FILE = "active.json"
@@ -173,20 +174,6 @@ def resolve(project: str, file_path: str, cwd: str | None = None) -> tuple[str, 
     return relative, None
 
 
-def read_state(absolute: str) -> FileState:
-    """(kind "absent" | "file" | "other", sha256, mode, content) of what is at `absolute`, not following a
-    final symbolic link (a symlink is "other": fixloop writes none)."""
-    try:
-        info = os.lstat(absolute)
-    except (FileNotFoundError, NotADirectoryError):
-        return "absent", None, None, None
-    if not stat.S_ISREG(info.st_mode):
-        return "other", None, None, None
-    with open(absolute, "rb") as handle:
-        content = handle.read()
-    return "file", ledger.message_sha256(content), stat.S_IMODE(info.st_mode), content
-
-
 def _write_new(path: str, data: bytes) -> None:
     fd = os.open(path, _CREATE, 0o600)
     try:
@@ -214,33 +201,41 @@ def _first_new_dir(real_project: str, absolute: str) -> str | None:
 def keep_prior(
     window: Mapping[str, Any],
     relative: str,
-    state: FileState,
+    absolute: str,
     *,
     agent_id: object,
     tool_use_id: object,
     ts_ms: int,
-) -> bool:
-    """Keep `state` as the prior content of `relative` unless the window already holds one; True when this
-    call kept it. The `.json` record is created exclusively and after the content it names, so concurrent
-    first touches keep exactly one prior and a record never names a missing or partial content."""
+) -> tuple[bool, FileState]:
+    """Keep what is at `absolute` as the prior content of `relative` unless the window already holds one:
+    (whether this call kept it, the state it found). The `.json` record is created exclusively and after
+    the content it names, so concurrent first touches keep exactly one prior and a record never names a
+    missing or partial content. A file over MAX_PRIOR_BYTES is not kept (its state's sha256 is TOO_LARGE)."""
     priors = os.path.join(str(window["dir"]), PRIORS_DIR)
     key = prior_key(relative)
     record = os.path.join(priors, key + ".json")
     if os.path.exists(record):
-        return False
-    kind, sha256, mode, content = state
+        return False, read_state(absolute)
     os.makedirs(priors, exist_ok=True)
-    data_name: str | None = None
-    if content is not None:
-        data_name = f"{key}.{os.getpid()}.{ts_ms}.data"
-        _write_new(os.path.join(priors, data_name), content)
+    data_name = f"{key}.{os.getpid()}.{ts_ms}.data"
+    data_path = os.path.join(priors, data_name)
+    try:
+        state = read_state(absolute, copy_to=data_path)
+    except BaseException:
+        file_state.unlink_quietly(data_path)
+        raise
+    kind, sha256, mode = state
+    if sha256 == TOO_LARGE:
+        return False, state
+    if kind != "file":
+        file_state.unlink_quietly(data_path)
     project = str(window["project"])
     doc = {
         "path": relative,
         "kind": kind,
         "sha256": sha256,
         "mode": mode,
-        "data": data_name,
+        "data": data_name if kind == "file" else None,
         "new_dirs": _first_new_dir(project, os.path.join(project, relative)) if kind == "absent" else None,
         "ts_ms": ts_ms,
         "agent_id": agent_id,
@@ -249,10 +244,9 @@ def keep_prior(
     try:
         _write_new(record, jsoncodec.dumps(doc, ensure_ascii=False).encode("utf-8") + b"\n")
     except FileExistsError:
-        if data_name is not None:
-            os.unlink(os.path.join(priors, data_name))
-        return False
-    return True
+        file_state.unlink_quietly(data_path)
+        return False, state
+    return True, state
 
 
 def read_priors(window: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -271,9 +265,14 @@ def read_priors(window: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def prior_content(window: Mapping[str, Any], prior: Mapping[str, Any]) -> bytes:
-    with open(os.path.join(str(window["dir"]), PRIORS_DIR, str(prior["data"])), "rb") as handle:
-        return handle.read()
+def prior_path(window: Mapping[str, Any], prior: Mapping[str, Any]) -> str:
+    """Where the prior content of a regular file is kept."""
+    return os.path.join(str(window["dir"]), PRIORS_DIR, str(prior["data"]))
+
+
+def restore_prior(window: Mapping[str, Any], prior: Mapping[str, Any], target: str) -> None:
+    """Replace `target` with the prior content kept for it, with the prior's mode."""
+    file_state.replace_with_copy(prior_path(window, prior), target, prior.get("mode"))
 
 
 # ---- what the hooks record -------------------------------------------------------------------------
@@ -313,13 +312,17 @@ def note(
         "refused": refused,
     }
     if refused is None:
-        state = read_state(os.path.join(os.path.realpath(project), path))
+        absolute = os.path.join(os.path.realpath(project), path)
+        if kind == "touch" and window is not None:
+            line["first"], state = keep_prior(
+                window, path, absolute, agent_id=agent_id, tool_use_id=tool_use_id, ts_ms=ts_ms
+            )
+        else:
+            state = read_state(absolute)
+            if kind == "touch":
+                line["first"] = False
         side = "before" if kind == "touch" else "after"
         line[f"{side}_kind"], line[f"{side}_sha256"] = state[0], state[1]
-        if kind == "touch":
-            line["first"] = window is not None and keep_prior(
-                window, path, state, agent_id=agent_id, tool_use_id=tool_use_id, ts_ms=ts_ms
-            )
     ledger.append(run_dir, line)
     return line
 
