@@ -1,7 +1,8 @@
 """The plugin's data directory: where the engine's environment, the interpreter cache and the warnings that
 belong to no run live. `hooks/run-hook` spells the same rule in one shell line; `scripts/fixloop` follows it
 too, except that from a terminal (neither variable set) it first looks for the installed plugin's own data
-directory, and it exports what it chose as FIXLOOP_DATA for the engine.
+directory (the one Claude Code will give it, even before its first session), and it exports what it chose
+as FIXLOOP_DATA for the engine.
 """
 
 from __future__ import annotations

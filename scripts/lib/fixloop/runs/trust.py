@@ -4,7 +4,9 @@ A project's commands come from its repository (`.claude/fixloop.json`, package.j
 change can make them anything. fixloop runs them only once the user has approved exactly these commands
 for exactly this project, and asks again whenever they change, as direnv's `allow` does: their text, or
 what they run (runs.command_binding: a package.json script's body, an executable's real path and content).
-Approvals live in the plugin's data directory, never in the repository.
+Approvals live in the plugin's data directory, never in the repository. A terminal's `fixloop` uses the
+installed plugin's data directory too (scripts/fixloop); approvals made from a clone never installed, in
+~/.cache/fixloop, are read as well, so an approval holds whichever way the engine was started.
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ def approvals_file(project: Path, data: str | None = None) -> Path:
     return Path(data or datadir.data_dir()) / APPROVALS_DIR / f"{key}.json"
 
 
+def _approvals_read(project: Path, data: str | None) -> list[dict[str, Any]]:
+    """The approvals of `project` in the data directory, then those a never-installed clone stored."""
+    paths = [approvals_file(project, data)]
+    if data is None:
+        unbound = approvals_file(project, datadir.data_dir({"HOME": os.environ.get("HOME", "")}))
+        paths += [unbound] if unbound != paths[0] else []
+    return [item for path in paths for item in _approvals(path)]
+
+
 def _approvals(path: Path) -> list[dict[str, Any]]:
     try:
         document = jsoncodec.loads_document(path.read_text(encoding="utf-8"))
@@ -63,7 +74,7 @@ def not_approved_because(project: Path, commands: Mapping[str, str], data: str |
     path and content of an executable in the project); when that changed, the commands must be approved
     again. An approval written before fixloop recorded this holds no binding and is asked again."""
     digest = commands_digest(commands)
-    same_text = [item for item in _approvals(approvals_file(project, data)) if item.get("digest") == digest]
+    same_text = [item for item in _approvals_read(project, data) if item.get("digest") == digest]
     if not same_text:
         return NEVER_APPROVED
     now = bound_to(project, commands)
