@@ -17,10 +17,10 @@ from fake_github import VIEWER_LOGIN, FakeGitHub
 from fixloop.core.errors import FixloopError
 from fixloop.github.gh import Gh
 from fixloop.github.publish_body import ZERO_WIDTH_SPACE, finding_of, summary_key_of
-from fixloop.report.publish import RunFacts, publish_facts
 from fixloop.review.identity import fingerprint
 from fixloop.runs.baseline import load_baseline
 from fixloop.store.logwriter import EventLog
+from fixloop.workflows.publish.run import RunFacts, publish_facts
 
 pytestmark = pytest.mark.usefixtures("gh_bin")
 

@@ -3,13 +3,16 @@ status, config) and the plan it makes of them against a pull request's diff."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 from helpers_review import verifier_doc
 from helpers_runs import FakeClock
 from workflows.flow_helpers import (
     CR,
     NOT_FIXABLE,
+    events,
     next_action,
     record_valid,
     review_project,
@@ -19,8 +22,9 @@ from workflows.flow_helpers import (
 )
 
 from fixloop.github.diffmap import DiffMap
-from fixloop.report.publish import facts_of
-from fixloop.report.publish_plan import make_plan
+from fixloop.runs import creation
+from fixloop.workflows.publish.plan import make_plan
+from fixloop.workflows.publish.run import facts_of
 
 VERIFIER = "review-verifier"
 
@@ -54,3 +58,29 @@ def test_publish_reads_the_final_round_of_a_review_run(git_project: Path, fake_c
     elsewhere = DiffMap([{"filename": "src/app.py", "status": "modified", "patch": "@@ -5 +5 @@\n-x\n+y\n"}])
     plan = make_plan(facts.issues, facts.config, elsewhere, [], facts.reviewed, lambda path: None, {})
     assert plan.inline == [] and [i["id"] for i in plan.outside_diff] == ["FL-001"]
+
+
+def test_review_with_pr_ends_with_the_publish_and_its_error_code(
+    git_project: Path, fake_clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/fixloop:review --pr 7` (inputs.publish_pr): the engine publishes after the loop; without gh the
+    run ends failed with GH_UNAVAILABLE in its log and its final message."""
+    review_project(git_project)
+    started = creation.start_run("review", root=git_project, git_base="", inputs={"publish_pr": "7"})
+    run_id = started["state"]["run_id"]
+    no_gh = tmp_path / "bin"
+    no_gh.mkdir()
+    (no_gh / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(no_gh))
+    fake_clock.advance(1)
+    next_action(run_id)
+    review_round(run_id, {CR: [NOT_FIXABLE]})
+    fake_clock.advance(1)
+    action = next_action(run_id)
+    if action["action"] != "stop":
+        record_valid(run_id, VERIFIER, verifier_doc(90))
+        fake_clock.advance(1)
+        action = next_action(run_id)
+    assert (action["action"], action["status"]) == ("stop", "failed")
+    assert "GH_UNAVAILABLE" in action["message"]
+    assert [e["code"] for e in events(git_project, run_id, "ERROR")][:1] == ["GH_UNAVAILABLE"]

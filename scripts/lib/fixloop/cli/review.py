@@ -10,12 +10,12 @@ import click
 
 from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import print_json, print_text
-from fixloop.report import publish
 from fixloop.report.fail_level import FAIL_LEVELS
 from fixloop.report.render import REPORT_FORMATS, report_answer
 from fixloop.review import intake, runner
 from fixloop.runs.listing import resolve_run
 from fixloop.store import layout
+from fixloop.workflows.publish import run as publish
 
 
 def _root() -> Path:

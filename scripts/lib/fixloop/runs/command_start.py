@@ -98,6 +98,16 @@ def _files_under(root: Path, word: str) -> list[str]:
 
 
 def _inputs(typed: TypedCommand) -> dict[str, Any]:
+    if "pr" in typed.options and typed.workflow != "review":
+        raise FixloopError(
+            "UNKNOWN_ARGUMENT",
+            f"--pr publishes a review: /fixloop:review --pr [N]; /fixloop:{typed.command} takes no --pr.",
+            received="--pr",
+        )
+    if typed.workflow == "review":
+        # --pr [N]: after the loop, the engine posts the remaining findings on pull request N ("" = the
+        # current branch's), through gh (workflows.publish).
+        return {"publish_pr": typed.options["pr"]} if "pr" in typed.options else {}
     if typed.workflow == "pr-review":
         return {"pr": typed.text.strip()}
     if typed.workflow == "ci-job":

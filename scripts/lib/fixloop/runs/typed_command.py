@@ -8,6 +8,7 @@ script) except for the flag words taken out. `--` ends the flags. Nothing here i
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,10 @@ COMMANDS = COMMAND_WORKFLOWS  # command -> (workflow, stack)
 PREFIX = "/fixloop:"
 VALUE_FLAGS: tuple[str, ...] = ("--phase", "--level", "--since", "--log-file", "--job", "--config")
 BOOL_FLAGS: tuple[str, ...] = ("--dry-run", "--log", "--no-log", "--verbose", "--trust-config", "--no-gate")
-FLAGS = (*VALUE_FLAGS, *BOOL_FLAGS)
+# A flag whose value may be left out: `--pr` (the current branch's pull request), `--pr 7`, `--pr=URL`.
+OPTIONAL_VALUE_FLAGS: tuple[str, ...] = ("--pr",)
+FLAGS = (*VALUE_FLAGS, *BOOL_FLAGS, *OPTIONAL_VALUE_FLAGS)
+_PR_VALUE = re.compile(r"#?[1-9][0-9]{0,9}|https?://\S+/pull/[1-9][0-9]{0,9}\S*")
 LEVELS = ("info", "debug")
 _QUOTES = "\"'"
 
@@ -96,7 +100,17 @@ def parse_options(text: str) -> tuple[dict[str, Any], str]:
             position += 1
             continue
         name, has_value, value = word.partition("=")
-        if name in BOOL_FLAGS and not has_value:
+        if name in OPTIONAL_VALUE_FLAGS:
+            last = end
+            if not has_value and position + 1 < len(spans):
+                following = text[spans[position + 1][0] : spans[position + 1][1]]
+                if _PR_VALUE.fullmatch(following):
+                    value, last = following, spans[position + 1][1]
+                    position += 1
+            options[name[2:]] = value.strip()
+            removed.append((start, last))
+            position += 1
+        elif name in BOOL_FLAGS and not has_value:
             options[name[2:].replace("-", "_")] = True
             removed.append((start, end))
             position += 1

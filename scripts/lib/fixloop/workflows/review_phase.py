@@ -30,6 +30,7 @@ from fixloop.workflows.outcomes import (
 from fixloop.workflows.phase import Phase
 
 VERIFICATION = "verification"
+PUBLISH = "publish"
 # The review's end status -> the phase's status (a dry run's review did its whole job: the run, not the
 # phase, says dry_run_complete).
 PHASE_STATUS = {"success": "success", "partial": "partial", "dry_run_complete": "success"}
@@ -78,9 +79,37 @@ class ReviewPhase(Phase):
             return RunDone("user_cancelled", "user_cancelled", "user_cancelled", summary)
         if status == "failed":
             return PhaseFailed("REVIEW_FAILED", "The review failed.", details={"summary": summary})
+        return self._published(ctx, status, summary)
+
+    def _published(self, ctx: PhaseContext, status: str, summary: dict[str, Any]) -> Outcome:
+        """The end of the phase; with `--pr` (inputs.publish_pr), once the findings are on the pull
+        request (engine work "publish"), or failed with the publish's error code."""
+        inputs = ctx.state.get("inputs")
+        pr = inputs.get("publish_pr") if isinstance(inputs, dict) else None
+        if pr is None:
+            return PhaseDone(PHASE_STATUS[status], summary)
+        result = ctx.work_result(PUBLISH)
+        if result is None:
+            return Work(PUBLISH, {"pr": pr, "dry_run": bool(ctx.state.get("dry_run"))})
+        if "error" in result:
+            error = result["error"]
+            return PhaseFailed(str(error["code"]), str(error["message"]), details={"summary": summary})
+        answer = result["answer"]
+        summary["published"] = {
+            "pr": answer["pr"],
+            "inline_comments": len(answer["inline_comments"]),
+            "outside_diff": len(answer["outside_diff"]),
+            "fixed_threads": len(answer["fixed_threads"]),
+            "dismissed": len(answer["dismissed"]),
+            "summary": answer["summary"],
+            "check": answer["check"],
+        }
         return PhaseDone(PHASE_STATUS[status], summary)
 
     def apply_work(self, ctx: PhaseContext, kind: str, result: Any) -> None:
+        if kind == PUBLISH:
+            ctx.store_work(kind, result)
+            return
         ctx.state["verification"] = result
         attach_verification(ctx.state, result)
 

@@ -11,6 +11,7 @@ from fixloop.review.step import Effects
 from fixloop.runs import verification
 from fixloop.runs.lifecycle import Clock
 from fixloop.workflows.outcomes import Work
+from fixloop.workflows.publish.run import perform_publish
 from fixloop.workflows.testrun import run_tests
 
 Performer = Callable[[Path, dict[str, Any], dict[str, Any], Clock], Any]
@@ -20,7 +21,11 @@ def _verification(root: Path, state: dict[str, Any], params: dict[str, Any], clo
     return verification.verify(state, clock)
 
 
-PERFORMERS: dict[str, Performer] = {"verification": _verification, "tests": run_tests}
+PERFORMERS: dict[str, Performer] = {
+    "verification": _verification,
+    "tests": run_tests,
+    "publish": perform_publish,
+}
 
 
 def register(kind: str, performer: Performer) -> None:

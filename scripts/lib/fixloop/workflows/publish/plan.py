@@ -17,8 +17,9 @@ from typing import Any
 from fixloop.github.comments import is_own, same_account
 from fixloop.github.diffmap import DiffMap
 from fixloop.github.publish_body import description_of, finding_body, finding_of, fixed_of, replaceable
-from fixloop.report.fail_level import SEVERITY_RANK, severity_of
+from fixloop.review.filters import SEVERITY_RANK
 from fixloop.review.identity import Candidate, same_finding
+from fixloop.workflows.publish.severity import severity_of
 
 DEFAULT_DISMISSAL_WORDS = ("won't fix", "wont fix", "false positive", "not a bug", "by design", "dismiss")
 MAX_REASON_CHARS = 300

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fixloop.github.publish_body import SEVERITY_LABELS, safe_text, summary_marker
-from fixloop.report.fail_level import SEVERITY_RANK, severity_of
-from fixloop.report.publish_plan import Plan
+from fixloop.review.filters import SEVERITY_RANK
+from fixloop.workflows.publish.plan import Plan
+from fixloop.workflows.publish.severity import severity_of
 
 Json = dict[str, Any]
 

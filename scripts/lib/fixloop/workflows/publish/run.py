@@ -33,13 +33,13 @@ from fixloop.github.publish_body import fixed_marker, summary_key_of
 from fixloop.github.pulls import check_auth, parse_reference, view_pull_request, viewer_login
 from fixloop.github.rest import Rest
 from fixloop.github.threads import fetch_threads, reply_to_thread, resolve_thread
-from fixloop.report.publish_plan import Plan, make_plan, own_threads
-from fixloop.report.publish_summary import conclusion, failing, summary_body
 from fixloop.review.access import started_review
 from fixloop.review.rounds import review_scope
 from fixloop.review.views import final_round
 from fixloop.runs.baseline import add_dismissals, load_baseline
 from fixloop.runs.lifecycle import load_run, run_log
+from fixloop.workflows.publish.plan import Plan, make_plan, own_threads
+from fixloop.workflows.publish.summary import conclusion, failing, summary_body
 
 FIXED_REPLY = "Fixed: fixloop no longer finds this in the latest review."
 Json = dict[str, Any]
@@ -287,3 +287,19 @@ def _publish(
         answer["check_kind"] = set_check(rest, pr, pr["head_oid"], check["conclusion"], title, title)
     answer["write_requests"] = rest.writes + len(plan.fixed)
     return answer
+
+
+def perform_publish(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Any) -> dict[str, Any]:
+    """The engine's "publish" work at the end of `/fixloop:review --pr`: {"answer"} or {"error"} (code and
+    message), so the phase can end the run with the error's code."""
+    try:
+        answer = publish_facts(
+            root,
+            facts_of(state),
+            str(params.get("pr") or ""),
+            fail_on=params.get("fail_on"),
+            dry_run=bool(params.get("dry_run")),
+        )
+    except FixloopError as error:
+        return {"error": {"code": error.code, "message": error.message}}
+    return {"answer": answer}
