@@ -259,7 +259,11 @@ def test_session_start_builds_in_the_background_and_the_entry_point_waits_for_it
     hook = subprocess.run(
         ["sh", "-c", command], input=payload, capture_output=True, text=True, env=env, check=False
     )
-    assert (hook.returncode, hook.stdout) == (0, "")
+    notice = (
+        "fixloop is building its Python environment in the background (the first session only: a minute or "
+        f"two). A /fixloop command started meanwhile waits for it. Progress: {data / 'bootstrap.log'}"
+    )
+    assert (hook.returncode, json.loads(hook.stdout)) == (0, {"systemMessage": notice})
     deadline = time.monotonic() + 30
     while not builds(data) and time.monotonic() < deadline:
         time.sleep(0.05)

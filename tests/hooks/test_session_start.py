@@ -10,6 +10,8 @@ from pathlib import Path
 
 from hook_helpers import PLUGIN_ROOT, HookEnv, bare_python, sha256_file, tool_dir, write_executable
 
+from fixloop.hookside.session import building_notice
+
 
 def payload(hooks: HookEnv) -> dict[str, str]:
     return {**hooks.common("SessionStart"), "source": "startup"}
@@ -50,7 +52,7 @@ def test_starts_a_background_build_when_the_environment_is_missing(hooks: HookEn
         env=env,
         check=False,
     )
-    assert (done.returncode, done.stdout) == (0, "")
+    assert (done.returncode, done.stdout) == (0, building_notice(str(hooks.data)) + "\n")
     log = wait_for(hooks.data / "bootstrap.log", "cannot build the environment")
     assert f"cannot run {tmp_path / 'missing' / 'python3'}" in log
     assert not (hooks.data / "venv" / "fixloop-requirements.sha256").exists()

@@ -92,3 +92,29 @@ def test_the_hook_caches_and_asks(data: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("FIXLOOP_NO_BUILD", "1")
     assert session.session_start(lambda directory: True, (3, 10), stdin=io.BytesIO(b"{}")) == 0
     assert (data / session.PYTHON_PATH_FILE).read_text() == sys.executable + "\n"
+
+
+def test_the_user_is_told_while_another_session_builds_and_not_once_it_is_built(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import fcntl
+    import json
+    import os
+
+    monkeypatch.delenv("FIXLOOP_NO_BUILD", raising=False)
+    monkeypatch.delenv("FIXLOOP_PYTHON", raising=False)
+    data.mkdir()
+    fd = os.open(data / session.BUILD_LOCK, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a build under way
+        assert session.session_start(lambda directory: False, (3, 10), stdin=io.BytesIO(b"{}")) == 0
+    finally:
+        os.close(fd)
+    notice = json.loads(capsys.readouterr().out)
+    assert notice == {
+        "systemMessage": "fixloop is building its Python environment in the background (the first session "
+        "only: a minute or two). A /fixloop command started meanwhile waits for it. Progress: "
+        f"{data / session.BUILD_OUTPUT}"
+    }
+    assert session.session_start(lambda directory: True, (3, 10), stdin=io.BytesIO(b"{}")) == 0
+    assert capsys.readouterr().out == ""

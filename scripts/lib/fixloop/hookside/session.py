@@ -7,7 +7,10 @@
    entry point scripts/fixloop builds on demand too, and waits on the same lock when a build is under way.
 3. Appends `export FIXLOOP_DATA=<data dir>` to $CLAUDE_ENV_FILE, so that scripts/fixloop run from the
    Bash tool (which has no CLAUDE_PLUGIN_DATA) finds the same environment.
-Prints nothing; any failure is swallowed.
+4. While the environment is being built (by this hook or another session's), prints one `systemMessage`
+   that Claude Code shows the user: the first /fixloop command waits for the build, and says so, rather
+   than a silent minute or two.
+Prints nothing else; any failure is swallowed.
 
 Whether the environment is fresh, and the oldest Python the engine runs on, are scripts/bootstrap.py's
 to say: the hook passes them in.
@@ -106,6 +109,18 @@ def start_build(data: str, environment_fresh: Callable[[str], bool]) -> bool:
     return True
 
 
+def building_notice(data: str) -> str:
+    """The `systemMessage` shown while the environment is built (JSON, one line)."""
+    import json
+
+    log = os.path.join(data, BUILD_OUTPUT)
+    message = (
+        "fixloop is building its Python environment in the background (the first session only: a minute or "
+        f"two). A /fixloop command started meanwhile waits for it. Progress: {log}"
+    )
+    return json.dumps({"systemMessage": message})
+
+
 def session_start(
     environment_fresh: Callable[[str], bool], min_python: tuple[int, int], stdin: BinaryIO | None = None
 ) -> int:
@@ -122,7 +137,9 @@ def session_start(
             cache_interpreter(data, min_python)
         with contextlib.suppress(OSError, UnicodeDecodeError):
             export_data_dir(data)
-        start_build(data, environment_fresh)
+        started = start_build(data, environment_fresh)
+        if started or (not os.environ.get("FIXLOOP_PYTHON") and build_running(data)):
+            sys.stdout.write(building_notice(data) + "\n")
     except Exception:  # fail open: a session never breaks because of this hook
         pass
     return 0
