@@ -393,3 +393,32 @@ def test_suggestions_applied_with_git_apply_give_the_fix(github: FakeGitHub, pr_
         patch = patch_from("src/service.py", current, first, line, suggestion_of(comment["body"]))
         subprocess.run(["git", "apply", "-"], cwd=pr_setup, input=patch, text=True, check=True)
     assert (pr_setup / "src" / "service.py").read_text() == FIXED_SERVICE
+
+
+def test_the_cli_publishes_a_run_kept_on_disk(
+    github: FakeGitHub, pr_setup: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fixloop review publish RUN --pr 7` on a run the engine created: the summary names the files the run
+    reviews and those of the pull request it does not; a second call changes nothing."""
+    from click.testing import CliRunner
+
+    from fixloop.cli import cli
+    from fixloop.runs import creation, ending
+
+    for key, value in github.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(pr_setup))
+    run_id = creation.start_run("review", root=pr_setup, changed_files=["src/app.py"])["state"]["run_id"]
+    first = CliRunner().invoke(cli, ["review", "publish", run_id, "--pr", "7", "--fail-on", "high"])
+    assert first.exit_code == 0, first.output
+    answer = json.loads(first.output)
+    assert (answer["summary"], answer["check"], answer["inline_comments"]) == ("created", "success", [])
+    body = github.repo.pull_requests[7].comments[0].body
+    assert "Reviewed 1 file(s)." in body and "`src/util.py`: outside the run's review scope" in body
+    assert github.check_runs[-1]["conclusion"] == "success"
+    since = len(github.requests)
+    again = CliRunner().invoke(cli, ["review", "publish", run_id, "--pr", "7", "--fail-on", "high"])
+    assert json.loads(again.output)["summary"] == "unchanged" and writes(github, since) == []
+    missing = CliRunner().invoke(cli, ["review", "publish", run_id, "--pr", "99"])
+    assert missing.exit_code != 0 and json.loads(missing.output)["error"]["code"] == "PR_NOT_FOUND"
+    ending.end_run(pr_setup, run_id, "user_cancelled", None)
