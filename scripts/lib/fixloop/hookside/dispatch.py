@@ -40,18 +40,25 @@ def model_for(view: RunView, agent: str) -> str | None:
 
 
 def task_text(context: RunContext, agent: str) -> str | None:
-    """The task of `agent` in the pending dispatch (runs/<id>/tasks/<agent>.md), if it has a call for it."""
+    """The task of `agent` in the pending dispatch (runs/<id>/tasks/<agent>.md), if it has a call for it,
+    as context Claude Code delivers whole: a long task becomes its head, the file to read it from and its
+    contract (hookside.task_delivery)."""
     dispatch = pending(context.view)
     if dispatch is None or all(name != agent for name, _type, _model in dispatch.calls):
         return None
     if "/" in agent or agent.startswith("."):  # a name, never a path out of tasks/
         return None
+    path = os.path.abspath(os.path.join(context.run_dir, TASKS_DIR, f"{agent}.md"))
     try:
-        with open(os.path.join(context.run_dir, TASKS_DIR, f"{agent}.md"), encoding="utf-8") as handle:
+        with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError):
         return None
-    return text if text.strip() else None
+    if not text.strip():
+        return None
+    from fixloop.hookside import task_delivery
+
+    return task_delivery.context_for(text, path)
 
 
 def complete(dispatch: DispatchView, records: Iterable[Mapping[str, Any]]) -> bool:
