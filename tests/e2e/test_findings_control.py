@@ -266,10 +266,15 @@ def test_an_inline_ignore_comment_drops_the_finding_it_marks(
     start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
 ) -> None:
     def mark_the_except(project: Path) -> None:
+        # The mark is already in the code before the change under review (committed); a mark the change
+        # itself adds would not count.
         stock = project / "inventory" / "stock.py"
         text = stock.read_text(encoding="utf-8")
         marked = "    except Exception:  # fixloop: ignore[silent-failure] an empty stock is wanted\n"
         stock.write_text(text.replace("    except Exception:\n", marked), encoding="utf-8")
+        git(project, "add", "inventory/stock.py")
+        git(project, "commit", "-q", "-m", "stock: the empty stock is wanted")
+        stock.write_text(stock.read_text(encoding="utf-8") + "# the change under review\n", encoding="utf-8")
 
     kept = {**MISLEADING, "auto_fixable": False}
     session = command_session(
@@ -298,6 +303,39 @@ def test_an_inline_ignore_comment_drops_the_finding_it_marks(
     assert [where(item) for item in report["remaining_issues"]] == [where(MISLEADING)]
     (event,) = [e for e in run.of_type("DATA_COLLECTED") if e.get("data_type") == "suppressed_findings"]
     assert event["summary"] == {"iteration": 1, "dropped": 1, "by_reason": {"inline_ignore": 1}}
+    assert (
+        "Suppressed by a `fixloop: ignore` already in the code: inventory/stock.py:14 (silent-failure)."
+        in run.state["final_message"]
+    )
+
+
+def test_an_inline_ignore_the_change_adds_does_not_silence_its_review(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    def add_the_mark(project: Path) -> None:
+        # stock.py is committed without the mark; the change under review adds it above the except.
+        stock = project / "inventory" / "stock.py"
+        git(project, "add", "inventory/stock.py")
+        git(project, "commit", "-q", "-m", "stock")
+        text = stock.read_text(encoding="utf-8")
+        marked = "    except Exception:  # fixloop: ignore[silent-failure] an empty stock is wanted\n"
+        stock.write_text(text.replace("    except Exception:\n", marked), encoding="utf-8")
+
+    session = command_session(
+        start_api,
+        make_runner,
+        shared_plugin_data,
+        Scenario(agents={"silent-failure-hunter": reviewer({1: [{**SWALLOWED, "auto_fixable": False}]})}),
+        before=add_the_mark,
+    )
+    run = session.run
+    assert run.round(1)["suppressed"] == {}
+    (refused,) = run.round(1)["inline_marks_refused"]
+    assert (refused["file"], refused["line"]) == ("inventory/stock.py", 14)
+    assert [where(item) for item in session.report["remaining_issues"]] == [where(SWALLOWED)]
+    (warning,) = [e for e in run.of_type("WARNING") if e.get("code") == "INLINE_IGNORE_NOT_COUNTED"]
+    assert "inventory/stock.py:14 is new in this change" in warning["message"]
+    assert "Not suppressed: the `fixloop: ignore` at inventory/stock.py:14" in run.state["final_message"]
 
 
 def test_path_filters_keep_excluded_files_from_the_reviewers(

@@ -2,7 +2,8 @@
 
 A finding is dropped for the first reason that applies, in this order: its file is outside the config's
 path filters (`path_filter`), the project's baseline accepted it (`baseline`), an inline `fixloop: ignore`
-mark covers it (`inline_ignore`), its category is turned off (`category_off`), it is less severe than
+mark that was there before the change covers it (`inline_ignore`; a mark the change added counts not, and
+is named in `inline_marks_refused`), its category is turned off (`category_off`), it is less severe than
 `min_severity` (`below_min_severity`). Of the rest, at most `max_findings` are kept, the most severe and
 then the most confident first (`over_max_findings`). The round keeps a count per reason and a short record
 of each dropped finding; dropped findings get no id, so they never become fixable nor remaining.
@@ -17,7 +18,7 @@ from typing import Any, cast
 
 from fixloop.contracts.coordinator import LoopConfig
 from fixloop.review.identity import Candidate, NearbyFindings, normalize_file
-from fixloop.review.inline_ignore import SourceLines, category_key, inline_ignored
+from fixloop.review.inline_ignore import COUNTED, NEW, BaseMarks, SourceLines, category_key, inline_mark
 from fixloop.review.state import Issue, Round
 from fixloop.runs.baseline import BaselineEntry, load_baseline
 from fixloop.runs.path_filters import PathFilter
@@ -69,13 +70,18 @@ class FindingRules:
     project_dir: Path | None
     paths: PathFilter
     off: frozenset[str]
+    base: str | None = None  # the review's base commit for inline marks (None: HEAD)
 
     @classmethod
     def of(
-        cls, config: LoopConfig, entries: Sequence[BaselineEntry], project_dir: Path | None
+        cls,
+        config: LoopConfig,
+        entries: Sequence[BaselineEntry],
+        project_dir: Path | None,
+        base: str | None = None,
     ) -> FindingRules:
         off = frozenset(categories_off(config))
-        return cls(config, Baseline(entries), project_dir, path_filter_of(config), off)
+        return cls(config, Baseline(entries), project_dir, path_filter_of(config), off, base)
 
 
 def finding_rules(state: Mapping[str, Any], config: LoopConfig) -> FindingRules:
@@ -83,7 +89,18 @@ def finding_rules(state: Mapping[str, Any], config: LoopConfig) -> FindingRules:
     file is broken: better no review than one that fixes what the team accepted)."""
     project = state.get("project_dir")
     root = Path(project) if isinstance(project, str) and project else None
-    return FindingRules.of(config, load_baseline(root) if root is not None else [], root)
+    return FindingRules.of(
+        config, load_baseline(root) if root is not None else [], root, review_base_of(state)
+    )
+
+
+def review_base_of(state: Mapping[str, Any]) -> str | None:
+    """The commit the run's change is compared with: its diff base, else its base_ref (None: HEAD)."""
+    review_base = state.get("review_base")
+    if isinstance(review_base, Mapping) and isinstance(review_base.get("diff_base"), str):
+        return str(review_base["diff_base"]) or None
+    base = state.get("base_ref")
+    return base if isinstance(base, str) and base else None
 
 
 def accepted_in_scope(rules: FindingRules, scope: Sequence[str]) -> list[BaselineEntry]:
@@ -96,6 +113,9 @@ def accepted_in_scope(rules: FindingRules, scope: Sequence[str]) -> list[Baselin
 class Suppression:
     kept: list[Merged] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)  # a short record of each, with its reason
+    new_marks: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # kept findings under a mark the change added
 
     @property
     def counts(self) -> dict[str, int]:
@@ -117,14 +137,22 @@ def _record(fingerprint: str, issue: Mapping[str, Any], reason: str) -> dict[str
 
 
 def _rule_reason(
-    candidate: Candidate, issue: Mapping[str, Any], rules: FindingRules, sources: SourceLines
+    candidate: Candidate, issue: Mapping[str, Any], rules: FindingRules, marks: tuple[SourceLines, BaseMarks]
 ) -> str | None:
     if not rules.paths.keeps(str(issue.get("file") or "")):
         return "path_filter"
     if rules.baseline.accepts(candidate):
         return "baseline"
-    if inline_ignored(issue, sources):
+    mark = inline_mark(issue, *marks)
+    if mark == COUNTED:
         return "inline_ignore"
+    if mark == NEW:
+        return NEW
+    return _later_reason(issue, rules)
+
+
+def _later_reason(issue: Mapping[str, Any], rules: FindingRules) -> str | None:
+    """The reasons checked after inline marks, for a finding whose mark does not count."""
     if category_key(str(issue.get("category") or "")) in rules.off:
         return "category_off"
     if SEVERITY_RANK.get(str(issue.get("severity")), 0) < SEVERITY_RANK[rules.config.min_severity]:
@@ -138,12 +166,15 @@ def _importance(issue: Mapping[str, Any]) -> tuple[int, int]:
 
 def suppress(merged: Sequence[Merged], rules: FindingRules) -> Suppression:
     """Split a round's merged findings into those kept (in their order) and those dropped."""
-    sources = SourceLines(rules.project_dir)
+    marks = (SourceLines(rules.project_dir), BaseMarks(rules.project_dir, rules.base))
     result = Suppression()
     candidates: list[tuple[int, Merged]] = []
     for index, pair in enumerate(merged):
         candidate, issue = pair
-        reason = _rule_reason(candidate, issue, rules, sources)
+        reason = _rule_reason(candidate, issue, rules, marks)
+        if reason == NEW:
+            result.new_marks.append(_record(candidate.fingerprint, issue, "inline_mark_new"))
+            reason = _later_reason(issue, rules)
         if reason is None:
             candidates.append((index, pair))
         else:
@@ -165,6 +196,8 @@ def record_suppression(rnd: Round, suppression: Suppression) -> None:
     record = cast(dict[str, Any], rnd)  # both keys are optional parts of a round's record
     record["suppressed"] = suppression.counts
     record["suppressed_findings"] = suppression.dropped
+    if suppression.new_marks:
+        record["inline_marks_refused"] = suppression.new_marks
 
 
 def suppressed_counts(rnd: Mapping[str, Any]) -> dict[str, int]:

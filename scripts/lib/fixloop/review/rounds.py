@@ -9,6 +9,7 @@ from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.errors import FixloopError
 from fixloop.review.access import started_review
+from fixloop.review.carry import carried_issues
 from fixloop.review.filters import (
     SEVERITY_RANK,
     accepted_in_scope,
@@ -171,7 +172,10 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
             }
 
     succeeded = sum(1 for item in agents_results if item["status"] == "success")
+    failed_names = [str(item["agent"]) for item in agents_results if item["status"] == "failed"]
     if succeeded < ctx.config.min_required_agents:
+        rnd["issues"] = carried_issues(ctx.review, rnd, failed_names, everything=True)
+        rnd["issues_found"] = len(rnd["issues"])
         failed_agents = [item for item in agents_results if item["status"] == "failed"]
         return fail(
             ctx,
@@ -193,6 +197,15 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
     if suppression.dropped:
         dropped = {"iteration": number, "dropped": len(suppression.dropped), "by_reason": suppression.counts}
         ctx.emit("I", "DATA_COLLECTED", data_type="suppressed_findings", summary=dropped)
+    for item in suppression.new_marks:
+        where = f"{item['file']}:{item['line']}"
+        ctx.emit(
+            "W",
+            "WARNING",
+            code="INLINE_IGNORE_NOT_COUNTED",
+            message=f"The `fixloop: ignore` mark at {where} is new in this change, so its "
+            f"{item['category']} finding is kept: a change does not silence its own review.",
+        )
     registry = IssueRegistry.from_json(ctx.review.get("registry"))
     merged = suppression.kept
     ids = registry.assign([candidate for candidate, _issue in merged], number)
@@ -206,6 +219,7 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
     rnd["issues_found"] = len(round_issues)
     rnd["fixable"] = fixable_ids(round_issues, ctx.config, ctx.review.get("unverified_fixes"))
     rnd["positive_observations"] = observations
+    round_issues.extend(carried_issues(ctx.review, rnd, failed_names))  # counted as remaining, not found
     return None
 
 

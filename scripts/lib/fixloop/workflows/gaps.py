@@ -3,12 +3,13 @@
 - agents that failed (a reviewer with no valid answer: its part of the review is missing);
 - agents that were handed out but never called (workflows.pending);
 - claims the engine could not verify (a fixer's `succeeded` without a recorded edit of the file);
-- findings left out by the project's limits and filters, per reason.
+- findings left out by the project's limits and filters, per reason;
+- every inline `fixloop: ignore` that dropped a finding, and every one the change added (not counted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fixloop.review.access import started_review
@@ -37,6 +38,8 @@ def gap_lines(state: RunState) -> list[str]:
         if dropped:
             parts = ", ".join(f"{count} by {reason}" for reason, count in sorted(dropped.items()))
             lines.append(f"Findings left out in round {closed[-1]['iteration']}: {parts}.")
+        if closed:
+            lines.extend(_inline_marks(closed))
     if len(lines) > MAX_LINES:
         lines = [*lines[:MAX_LINES], f"... and {len(lines) - MAX_LINES} more gaps: see the report."]
     return lines
@@ -67,3 +70,30 @@ def _unverified_fixes(rnd: Mapping[str, Any]) -> list[str]:
         f"Fix claims not verified in round {rnd['iteration']}: {', '.join(ids)} (the fixer said fixed, "
         "but no edit of the file was recorded): counted as failed."
     ]
+
+
+def _inline_marks(closed: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line naming the findings dropped by an inline mark, one naming the marks the change added."""
+    last = closed[-1]
+    dropped = [
+        item for item in last.get("suppressed_findings") or [] if item.get("reason") == "inline_ignore"
+    ]
+    refused = {_where(item): item for rnd in closed for item in rnd.get("inline_marks_refused") or []}
+    lines = []
+    if dropped:
+        lines.append(f"Suppressed by a `fixloop: ignore` already in the code: {_places(dropped)}.")
+    if refused:
+        lines.append(
+            f"Not suppressed: the `fixloop: ignore` at {_places(list(refused.values()))} is new in this "
+            "change (a change does not silence its own review). To accept the finding, add its issue to "
+            "the baseline (`fixloop baseline add RUN ISSUE`), or commit the mark before the review."
+        )
+    return lines
+
+
+def _where(item: Mapping[str, Any]) -> str:
+    return f"{item.get('file')}:{item.get('line')}"
+
+
+def _places(items: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{_where(item)} ({item.get('category')})" for item in items)
