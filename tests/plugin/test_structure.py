@@ -390,9 +390,14 @@ def test_the_shared_text_and_the_contract_exist_once_in_the_engine() -> None:
     files = source_files()
     texts = {path: path.read_text(encoding="utf-8") for path in files}
     guide_home = ROOT / "scripts/lib/fixloop/contracts/prompt_text.py"
-    for sentence in [*guide_sentences(), "Your final message is ONLY one JSON object"]:
+    for sentence in guide_sentences():
         holders = [path for path, text in texts.items() if sentence in text]
         assert holders == [guide_home], (sentence, [rel(path) for path in holders])
+    # The contract's opening words live in core: the hooks find a task's contract by them.
+    opening = [
+        rel(path) for path, text in texts.items() if "Your final message is ONLY one JSON object" in text
+    ]
+    assert opening == ["scripts/lib/fixloop/core/contract_opening.py"]
     for description in contract_descriptions():
         holders = [rel(path) for path, text in texts.items() if description in text]
         # The models state the meanings; markdown and the other engine modules only send what they render.

@@ -30,6 +30,7 @@ from fixloop.contracts.plan import PLAN_MODELS
 from fixloop.contracts.pr import PR_MODELS
 from fixloop.contracts.reviewer import ReviewerOutput
 from fixloop.contracts.verifier import VerifierOutput
+from fixloop.core.contract_opening import CONTRACT_OPENING
 from fixloop.core.errors import FixloopError
 
 CONTRACT_MODELS: dict[str, type[BaseModel]] = {
@@ -79,7 +80,7 @@ def contract_text(kind: str) -> str:
     """The JSON answer an agent of `kind` (one of CONTRACT_KINDS) must give, field by field."""
     model = contract_model(kind)
     lines = [
-        f"Your final message is ONLY one JSON object, the {kind} contract: no prose, no code fence.",
+        f"{CONTRACT_OPENING}, the {kind} contract: no prose, no code fence.",
         "Fields (nested ones indented); `required` fields must be present, the others may be left out:",
         *field_lines(model),
     ]

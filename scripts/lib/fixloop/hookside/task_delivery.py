@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 
+from fixloop.core.contract_opening import CONTRACT_OPENING
 from fixloop.store.atomic import write_atomic
 
 CONTEXT_LIMIT = 10_000  # what Claude Code 2.1.328 delivers whole, measured in the real CLI
 CONTEXT_BUDGET = 9_000  # the most fixloop sends, leaving room below the limit
-CONTRACT_OPENING = "Your final message is ONLY one JSON object"  # contracts.prompt_text.contract_text
 LINE_LIMIT = 1_000  # longest line the file named holds (the Read tool cuts lines over 2,000 characters)
 PART_CHARS = 40_000  # most characters one Read call is asked for (the tool refuses about 100,000)
 PART_LINES = 1_500  # most lines one Read call is asked for (the tool reads 2,000 by default)
