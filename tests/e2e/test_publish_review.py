@@ -422,3 +422,14 @@ def test_the_cli_publishes_a_run_kept_on_disk(
     missing = CliRunner().invoke(cli, ["review", "publish", run_id, "--pr", "99"])
     assert missing.exit_code != 0 and json.loads(missing.output)["error"]["code"] == "PR_NOT_FOUND"
     ending.end_run(pr_setup, run_id, "user_cancelled", None)
+
+
+def test_dismissal_words_come_from_the_config(github: FakeGitHub, pr_setup: Path) -> None:
+    run(github, pr_setup, [A])
+    github.repo.pull_requests[7].threads[0].add_reply("Nope, we keep it this way.", "maintainer")
+    assert run(github, pr_setup, [A], dry_run=True)["dismissed"] == []
+    answer = run(github, pr_setup, [A], config={"pr_dismissal_words": ["nope"]})
+    assert answer["dismissed"] == [
+        {"id": "FL-001", "reason": "Nope, we keep it this way.", "by": "maintainer"}
+    ]
+    assert load_baseline(pr_setup)[0]["reason"] == "Nope, we keep it this way."

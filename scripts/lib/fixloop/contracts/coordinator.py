@@ -77,6 +77,10 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
+# What a reply on a finding's thread says when a person dismisses the finding (review publish).
+DISMISSAL_WORDS = ("won't fix", "wont fix", "false positive", "not a bug", "by design", "dismiss")
+
+
 class LoopConfig(Contract):
     test_command: str | None = None
     lint_command: str | None = None
@@ -138,6 +142,12 @@ class LoopConfig(Contract):
     )
     pr_resolve_threads: bool = Field(
         default=False, description="fix-pr-review resolves a review thread once its fix is committed."
+    )
+    pr_dismissal_words: list[Annotated[str, Field(min_length=1, max_length=100)]] = Field(
+        default_factory=lambda: list(DISMISSAL_WORDS),
+        max_length=50,
+        description="review publish: a reply holding one of these (any case) on a finding's thread dismisses "
+        "the finding into the baseline.",
     )
     pr_post_summary: bool = Field(
         default=False, description="fix-pr-review posts a summary comment on the pull request at the end."

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixloop.contracts.coordinator import DISMISSAL_WORDS
 from fixloop.github.comments import is_own, same_account
 from fixloop.github.diffmap import DiffMap
 from fixloop.github.publish_body import description_of, finding_body, finding_of, fixed_of, replaceable
@@ -21,7 +22,6 @@ from fixloop.review.filters import SEVERITY_RANK
 from fixloop.review.identity import Candidate, same_finding
 from fixloop.workflows.publish.severity import severity_of
 
-DEFAULT_DISMISSAL_WORDS = ("won't fix", "wont fix", "false positive", "not a bug", "by design", "dismiss")
 MAX_REASON_CHARS = 300
 Json = dict[str, Any]
 
@@ -192,7 +192,7 @@ def make_plan(
 ) -> Plan:
     """The plan for `issues` (the run's remaining findings) against the pull request's own threads; a
     thread whose fingerprint is in the baseline (`baselined`) was dismissed, never fixed."""
-    words = [str(word) for word in config.get("pr_dismissal_words") or DEFAULT_DISMISSAL_WORDS]
+    words = [str(word) for word in config.get("pr_dismissal_words") or DISMISSAL_WORDS]
     plan = Plan()
     matched: set[str] = set()
     open_issues: list[Json] = []
