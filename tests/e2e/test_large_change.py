@@ -1,0 +1,243 @@
+"""A large change in the real CLI with the scripted model: no agent's task is cut.
+
+Claude Code delivers SubagentStart context only up to 10,000 characters. A 300-file change gives each
+reviewer a task far longer than that, and a 30-finding round gives the verifier and the fixer one too. Each
+scripted agent here does what its context says: when the context names a file to read the whole task from,
+it reads it with the real Read tool, in the ranges given, and rebuilds the task from the tool's results. It
+then checks that the task ends with its whole contract (the marker: the contract's last line) and that it
+holds every changed file or every finding, and only then answers, from the whole task.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from fixloop_model import (
+    CLI_ENVIRONMENT,
+    Act,
+    Behaviour,
+    Scenario,
+    Turn,
+    reviewer,
+    verifier,
+)
+from fixloop_session import CHANGED_FILES, MakeRunner, StartAPI, command_session, reply_tool_uses
+from scripted_api import Block, content_text, messages, tool_use
+
+from fixloop.contracts.prompt_text import contract_text
+from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
+
+JSON = dict[str, Any]
+PARTS_DIR = "inventory/parts"
+EXTRA_FILES = 298  # with the sample's two changed files: a 300-file change
+FINDINGS = 30
+CONTEXT_LIMIT = 10_000  # what Claude Code 2.1.328 delivers whole
+NOTE = re.compile(r"READ THE WHOLE TASK FIRST: (\S+) \((\d+) lines\)")
+RANGES = re.compile(r"offset:limit = ([\d:, ]+)")
+READ_LINE = re.compile(r"^ *\d+[→\t](.*)$")
+CONTINUED = " ↩"
+
+
+def part_name(number: int) -> str:
+    return f"{PARTS_DIR}/part_{number:03d}.py"
+
+
+def add_parts(project: Path) -> None:
+    """298 new files in the change, each one constant."""
+    (project / PARTS_DIR).mkdir()
+    for number in range(EXTRA_FILES):
+        (project / part_name(number)).write_text(f"LIMIT_{number} = 0\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------------------
+# An agent that reads its whole task the way its context tells it to
+# ------------------------------------------------------------------------------------------------
+
+
+def read_results(body: Mapping[str, Any]) -> dict[str, str]:
+    """tool_use id -> the text of its tool_result, over the whole conversation."""
+    found: dict[str, str] = {}
+    for message in messages(body):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                raw = block.get("content")
+                text = content_text(raw, reminders=False) if isinstance(raw, list) else str(raw or "")
+                found[str(block.get("tool_use_id"))] = text
+    return found
+
+
+def read_calls(body: Mapping[str, Any]) -> list[tuple[str, JSON]]:
+    """(id, input) of every Read call the agent made, in order."""
+    calls = []
+    for message in messages(body):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Read":
+                calls.append((str(block.get("id")), dict(block.get("input") or {})))
+    return calls
+
+
+def lines_of(result: str) -> list[str]:
+    """The file's lines in a Read result (each shown after its number)."""
+    lines = []
+    for line in result.split("\n"):
+        match = READ_LINE.match(line)
+        if match is not None:
+            lines.append(match[1])
+    return lines
+
+
+class WholeTask:
+    """Wraps a behaviour: reads the task file its context names (Read calls in the ranges given), then checks
+    the whole task and hands it to the behaviour. Problems go to `problems`."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.tasks: dict[str, list[str]] = {}  # agent -> the whole task of each of its turns
+        self.contexts: dict[str, list[str]] = {}
+
+    def wrap(self, kind: str, behaviour: Behaviour, check: Any) -> Behaviour:
+        def behave(turn: Turn) -> Act:
+            context = turn.task.split(CLI_ENVIRONMENT, 1)[0]
+            note = NOTE.search(context)
+            if note is None:
+                task = context
+            else:
+                path, total = note[1], int(note[2])
+                listed = RANGES.search(context)
+                if listed is None:
+                    self.problems.append(f"{turn.agent}: the context names no ranges")
+                    return behaviour(turn)
+                ranges = [(int(o), int(n)) for o, n in re.findall(r"(\d+):(\d+)", listed[1])]
+                made = [(i, c) for i, c in read_calls(turn.request.body) if c.get("file_path") == path]
+                if not made:
+                    return [tool_use("Read", {"file_path": path, "offset": o, "limit": n}) for o, n in ranges]
+                results = read_results(turn.request.body)
+                got: list[str] = []
+                for call_id, _call in made:
+                    got += lines_of(results.get(call_id, ""))
+                if len(got) != total:
+                    self.problems.append(f"{turn.agent}: read {len(got)} of {total} lines of {path}")
+                task = "\n".join(got).replace(CONTINUED + "\n", "")
+            self.contexts.setdefault(turn.agent, []).append(context)
+            self.tasks.setdefault(turn.agent, []).append(task)
+            if len(context) > CONTEXT_LIMIT:
+                self.problems.append(f"{turn.agent}: a context of {len(context)} characters")
+            marker = contract_text(kind).split("\n")[-1]
+            if not task.endswith(marker) or not context.endswith(marker):
+                self.problems.append(f"{turn.agent}: the task or its context does not end with its contract")
+            self.problems += [f"{turn.agent}: {p}" for p in check(task)]
+            return behaviour(Turn(turn.agent, turn.request, task, turn.attempt))
+
+        return behave
+
+
+def every_file_listed(task: str) -> list[str]:
+    if "review round 2" in task:
+        return []  # round 2 reviews what the fixer changed
+    wanted = [*CHANGED_FILES, *(part_name(n) for n in range(EXTRA_FILES))]
+    return [f"{name} not in the task" for name in wanted if f"\n- {name}\n" not in task]
+
+
+def every_finding(task: str) -> list[str]:
+    at = task.find("Issues:\n")
+    issues = json.JSONDecoder().raw_decode(task[at + len("Issues:\n") :])[0] if at >= 0 else []
+    ids = sorted(str(item["id"]) for item in issues)
+    return [] if len(ids) == FINDINGS else [f"{len(ids)} findings in the task, not {FINDINGS}"]
+
+
+def finding(number: int) -> JSON:
+    return {
+        "file": part_name(number),
+        "line": 1,
+        "severity": "high",
+        "confidence": 90,
+        "category": "bug",
+        "description": f"LIMIT_{number} must be 1: 0 disables the limit of part {number}",
+        "suggestion": f"set LIMIT_{number} = 1",
+        "auto_fixable": True,
+    }
+
+
+def fix_every_part(turn: Turn) -> Act:
+    """The fixer: Read the 30 files, edit them all in one message, then answer every issue succeeded."""
+    workdir = turn.workdir or Path(".")
+    issues = turn.issues
+    files = [str(workdir / str(item["file"])) for item in issues]
+    made = {str(u.input.get("file_path")): u.name for u in turn.tool_uses}
+    edits_made = [path for path, name in made.items() if name == "Edit"]
+    if not all(path in made for path in files):
+        return [tool_use("Read", {"file_path": path}) for path in files]
+    if not edits_made:
+        blocks: list[Block] = []
+        for item, path in zip(issues, files, strict=True):
+            number = int(str(item["file"]).rsplit("_", 1)[1].split(".")[0])
+            edit = {
+                "file_path": path,
+                "old_string": f"LIMIT_{number} = 0",
+                "new_string": f"LIMIT_{number} = 1",
+            }
+            blocks.append(tool_use("Edit", edit))
+        return blocks
+    results = [{"issue_id": item["id"], "status": "succeeded", "files": [item["file"]]} for item in issues]
+    return {
+        "status": "success",
+        "agent": FIXER_AGENT,
+        "results": results,
+        "files_modified": sorted(str(item["file"]) for item in issues),
+    }
+
+
+def test_a_300_file_change_and_30_findings_reach_every_agent_whole(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    whole = WholeTask()
+    agents: dict[str, Behaviour] = {
+        name: whole.wrap("reviewer", reviewer(), every_file_listed) for name in REVIEWER_AGENTS
+    }
+    agents["code-reviewer"] = whole.wrap(
+        "reviewer", reviewer({1: [finding(n) for n in range(FINDINGS)]}), every_file_listed
+    )
+    agents[VERIFIER_AGENT] = whole.wrap("verifier", verifier(), every_finding)
+    agents[FIXER_AGENT] = whole.wrap("fixer", fix_every_part, every_finding)
+    session = command_session(
+        start_api,
+        make_runner,
+        shared_plugin_data,
+        Scenario(agents=agents),
+        before=add_parts,
+        timeout=600.0,
+    )
+    assert whole.problems == []
+
+    # Every reviewer of round 1, the verifier and the fixer got a task past the limit as head + file +
+    # contract, and read the file whole.
+    run_dir = session.project / ".claude" / "fixloop" / "runs" / session.run.run_id
+    for name in (*REVIEWER_AGENTS, VERIFIER_AGENT, FIXER_AGENT):
+        assert NOTE.search(whole.contexts[name][0]) is not None, name
+        assert len(whole.tasks[name][0]) > CONTEXT_LIMIT, name
+    for name in (VERIFIER_AGENT, FIXER_AGENT):  # one task each: its file is still the one they were given
+        assert set(whole.tasks[name]) == {(run_dir / "tasks" / f"{name}.md").read_text(encoding="utf-8")}
+    (fixer_requests,) = session.instances(FIXER_AGENT)
+    assert [sorted({u["name"] for u in reply_tool_uses(r)}) for r in fixer_requests] == [
+        ["Read"],
+        ["Read"],
+        ["Edit"],
+        [],
+    ]
+
+    # The run fixed all 30 and ended clean.
+    report = session.report
+    assert report["status"] == "success"
+    assert report["summary"]["fixed_issues"] == FINDINGS
+    assert report["remaining_issues"] == []
+    for number in range(FINDINGS):
+        text = (session.project / part_name(number)).read_text(encoding="utf-8")
+        assert text == f"LIMIT_{number} = 1\n"
+    assert (session.project / part_name(FINDINGS)).read_text(encoding="utf-8") == f"LIMIT_{FINDINGS} = 0\n"
+    assert f"review issues fixed: {FINDINGS}." in (session.result.result_text or "")
