@@ -18,7 +18,7 @@ from fixloop.core.errors import FixloopError
 from fixloop.github.gh import Gh
 from fixloop.github.publish_body import ZERO_WIDTH_SPACE, finding_of, summary_key_of
 from fixloop.review.identity import fingerprint
-from fixloop.runs.baseline import load_baseline
+from fixloop.runs.baseline import list_findings, load_baseline, remove_finding
 from fixloop.store.logwriter import EventLog
 from fixloop.workflows.publish.run import RunFacts, publish_facts
 
@@ -239,6 +239,7 @@ def test_a_line_gone_from_the_diff_moves_to_the_summary(github: FakeGitHub, pr_s
     answer = run(github, pr_setup, [A, gone])
     assert answer["outside_diff"] == ["FL-006"] and [c["id"] for c in answer["inline_comments"]] == ["FL-001"]
     assert "DIFF_LINE_GONE" in log_codes(pr_setup)
+    assert [item["code"] for item in answer["warnings"]] == ["DIFF_LINE_GONE"]
     assert len(github.repo.pull_requests[7].threads) == 1
     assert "`flush` is called twice" in github.repo.pull_requests[7].comments[0].body
 
@@ -433,3 +434,7 @@ def test_dismissal_words_come_from_the_config(github: FakeGitHub, pr_setup: Path
         {"id": "FL-001", "reason": "Nope, we keep it this way.", "by": "maintainer"}
     ]
     assert load_baseline(pr_setup)[0]["reason"] == "Nope, we keep it this way."
+    listed = list_findings(pr_setup)["findings"]
+    assert [(e["issue_id"], e.get("dismissed_by")) for e in listed] == [("FL-001", "maintainer")]
+    remove_finding(pr_setup, A["fingerprint"])
+    assert load_baseline(pr_setup) == []

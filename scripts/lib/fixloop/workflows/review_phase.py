@@ -103,6 +103,7 @@ class ReviewPhase(Phase):
             "dismissed": len(answer["dismissed"]),
             "summary": answer["summary"],
             "check": answer["check"],
+            "warnings": [item["code"] for item in answer.get("warnings") or []],
         }
         return PhaseDone(PHASE_STATUS[status], summary)
 

@@ -68,6 +68,7 @@ class Plan:
     fixed: list[OwnThread] = field(default_factory=list)
     dismissed: list[Dismissal] = field(default_factory=list)
     left_out: dict[str, int] = field(default_factory=dict)
+    warnings: list[dict[str, str]] = field(default_factory=list)  # {code, message} met while posting
 
 
 def own_threads(threads: Sequence[Mapping[str, Any]], viewer: str) -> list[OwnThread]:

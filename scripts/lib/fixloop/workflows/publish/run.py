@@ -111,13 +111,13 @@ def _post_review(rest: Rest, pr: Mapping[str, Any], plan: Plan, log: Any) -> int
         ]
         if not gone:
             raise
-        log.emit(
-            "W",
-            "WARNING",
-            code="DIFF_LINE_GONE",
-            message=f"{len(gone)} finding(s) point at lines the pull request's diff no longer shows; they go "
-            "into the summary.",
-        )
+        warning = {
+            "code": "DIFF_LINE_GONE",
+            "message": f"{len(gone)} finding(s) point at lines the pull request's diff no longer shows; "
+            "they go into the summary.",
+        }
+        log.emit("W", "WARNING", **warning)
+        plan.warnings.append(warning)
         plan.outside_diff += [issue for issue, _c in gone]
         plan.inline = [item for item in plan.inline if item not in gone]
         if plan.inline:
@@ -272,6 +272,7 @@ def _publish(
         answer["outside_diff"] = [issue.get("id") for issue in plan.outside_diff]
         summary = build()
         summary_changed = True
+    answer["warnings"] = plan.warnings
     for thread in plan.fixed:
         reply_to_thread(
             gh, pr.get("host"), thread.thread_id, f"{FIXED_REPLY}\n\n{fixed_marker(thread.fingerprint)}"
