@@ -18,6 +18,7 @@ from typing import Any
 from fixloop.core.errors import FixloopError
 from fixloop.runs import reviewed
 from fixloop.runs.creation import start_run
+from fixloop.runs.interrupted import end_interrupted_runs
 from fixloop.runs.lifecycle import SESSION_ENV, Clock
 from fixloop.runs.review_base import ReviewBase, automatic_base, since_base
 from fixloop.runs.typed_command import TypedCommand, parse_typed_command
@@ -131,6 +132,7 @@ def start_command(
         )
     prompt = take_prompt(root, session)
     typed = parse_typed_command(prompt, command)
+    interrupted = end_interrupted_runs(root)  # before this run verifies anything: no edit left unchecked
     changed: list[str] | None = None
     base: ReviewBase | None = None
     if typed.workflow == "review":
@@ -157,6 +159,8 @@ def start_command(
         clock=clock,
     )
     state = dict(result["state"])
+    if interrupted:
+        state["interrupted_runs"] = interrupted
     if base is not None and base.branch is not None and base.head is not None:
         reviewed.note_started(root, str(state["run_id"]), base.branch, base.head)
     return state
@@ -179,4 +183,6 @@ def started_text(state: Mapping[str, Any]) -> str:
     if isinstance(unreadable, list) and unreadable:
         names = ", ".join(str(item.get("file")) for item in unreadable[:20] if isinstance(item, dict))
         text += f" Not reviewed ({len(unreadable)}, names not UTF-8): {names}."
+    for note in state.get("interrupted_runs") or []:
+        text += f"\nWarning {note['code']}: {note['message']}"
     return text

@@ -24,7 +24,9 @@ from fixloop.core.redact import redact
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.runs import lifecycle, trust
 from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
+from fixloop.runs.interrupted import engine_busy
 from fixloop.runs.shell_command import run_in_own_group
+from fixloop.store import layout
 
 Clock = Callable[[], float]
 OUTPUT_TAIL_CHARS = 2000
@@ -139,15 +141,17 @@ def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, An
     log.emit("I", "REVIEW_VERIFICATION_START", files_count=files_count)
     started = timekeeping.now_ms(clock)
     steps: dict[str, dict[str, Any]] = {}
-    for step, field in COMMAND_FIELDS.items():
-        command = getattr(config, field)
-        configured = isinstance(command, str) and bool(command.strip())
-        if files_count == 0:
-            steps[step] = _skipped(command if configured else None, "no_changes")
-        elif not configured:
-            steps[step] = _skipped(None, "not_configured")
-        else:
-            steps[step] = run_step(command, project, config.verify_timeout_seconds, clock)
+    run_dir = Path(layout.run_dir(project, str(state["run_id"])))
+    with engine_busy(run_dir, "the verification commands"):
+        for step, field in COMMAND_FIELDS.items():
+            command = getattr(config, field)
+            configured = isinstance(command, str) and bool(command.strip())
+            if files_count == 0:
+                steps[step] = _skipped(command if configured else None, "no_changes")
+            elif not configured:
+                steps[step] = _skipped(None, "not_configured")
+            else:
+                steps[step] = run_step(command, project, config.verify_timeout_seconds, clock)
     ended = timekeeping.now_ms(clock)
     status = overall_status(steps)
     result: dict[str, Any] = {

@@ -28,6 +28,7 @@ from fixloop.core.redact import redact
 from fixloop.failures import Failure, Parsed, parse, parse_junit
 from fixloop.runs import lifecycle
 from fixloop.runs.config import config_from_dump
+from fixloop.runs.interrupted import engine_busy
 from fixloop.runs.lifecycle import Clock
 from fixloop.runs.shell_command import run_in_own_group
 from fixloop.runs.verification import require_approved
@@ -85,7 +86,8 @@ def run_tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: 
         "total_steps": int(params.get("total_steps") or 1),
     }
     log.emit("I", "STEP_START", **step)
-    run = _execute(final, project, config.verify_timeout_seconds, output, clock)
+    with engine_busy(run_dir, f"the tests ({purpose})"):
+        run = _execute(final, project, config.verify_timeout_seconds, output, clock)
     text, lines = _read_output(output)
     parsed = _parse(text, runner)
     junit_files, junit = _junit(project, run["started_wall"])
