@@ -112,8 +112,8 @@ def test_first_publish_posts_one_review_and_one_summary(github: FakeGitHub, pr_s
     answer = run(github, pr_setup, [A, B, C], fail_on="high")
     assert writes(github, 0) == [
         ("POST", f"{REPO}/pulls/7/reviews", None),
-        ("POST", f"{REPO}/issues/7/comments", None),
         ("POST", f"{REPO}/check-runs", None),
+        ("POST", f"{REPO}/issues/7/comments", None),
     ]
     pr = github.repo.pull_requests[7]
     assert len(pr.reviews) == 1 and len(pr.threads) == 2
@@ -143,8 +143,8 @@ def test_a_push_posts_only_the_new_finding_and_replies_once_on_the_fixed_one(
     assert writes(github, since) == [
         ("POST", f"{REPO}/pulls/7/reviews", None),
         ("POST", "/api/graphql", "ReplyToReviewThread"),
-        ("PATCH", f"{REPO}/issues/comments/{summary_id}", None),
         ("POST", f"{REPO}/check-runs", None),
+        ("PATCH", f"{REPO}/issues/comments/{summary_id}", None),
     ]
     assert answer["inline_comments"] == [{"path": "src/app.py", "line": 9, "id": "FL-004"}]
     assert answer["already_posted"] == ["FL-002"]

@@ -90,7 +90,7 @@ class ReviewPhase(Phase):
             return PhaseDone(PHASE_STATUS[status], summary)
         result = ctx.work_result(PUBLISH)
         if result is None:
-            return Work(PUBLISH, {"pr": pr, "dry_run": bool(ctx.state.get("dry_run"))})
+            return Work(PUBLISH, {"pr": pr})
         if "error" in result:
             error = result["error"]
             return PhaseFailed(str(error["code"]), str(error["message"]), details={"summary": summary})

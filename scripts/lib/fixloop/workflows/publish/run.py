@@ -1,9 +1,9 @@
 """`fixloop review publish RUN --pr N`: a run's remaining findings on the pull request, never twice.
 
 Reads the pull request (gh only: github.pulls, github.threads, github.pr_writes), decides what to post
-(report.publish_plan), then writes: one review with the new inline comments, one reply per fixed thread
-(resolved when `pr_resolve_threads` is on), the summary comment (created once, then edited in place only
-when what it says changed) and the check on the head commit. Dismissals go to the baseline first, so a
+(workflows.publish.plan), then writes: one review with the new inline comments, one reply per fixed
+thread (resolved when `pr_resolve_threads` is on), the check on the head commit and the summary comment
+(created once, then edited in place only when what it says changed). Dismissals go to the baseline first, so a
 dismissed finding is never posted. Each failure is logged (ERROR with its code) and raised.
 """
 
@@ -280,12 +280,14 @@ def _publish(
         if config.get("pr_resolve_threads") is True and not thread.is_resolved:
             resolve_thread(gh, pr.get("host"), thread.thread_id)
     if summary_changed:
+        # The check first: the summary records what was published, so a publish that fails before it
+        # (a rate limit) leaves the summary as it was and the next publish sets the check again.
+        title = f"{len(remaining)} finding(s) remaining"
+        answer["check_kind"] = set_check(rest, pr, pr["head_oid"], check["conclusion"], title, title)
         if existing:
             update_issue_comment(rest, pr, int(existing[0]["id"]), summary)
         else:
             create_issue_comment(rest, pr, summary)
-        title = f"{len(remaining)} finding(s) remaining"
-        answer["check_kind"] = set_check(rest, pr, pr["head_oid"], check["conclusion"], title, title)
     answer["write_requests"] = rest.writes + len(plan.fixed)
     return answer
 
@@ -299,7 +301,6 @@ def perform_publish(root: Path, state: dict[str, Any], params: dict[str, Any], c
             facts_of(state),
             str(params.get("pr") or ""),
             fail_on=params.get("fail_on"),
-            dry_run=bool(params.get("dry_run")),
         )
     except FixloopError as error:
         return {"error": {"code": error.code, "message": error.message}}
