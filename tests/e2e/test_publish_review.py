@@ -438,3 +438,29 @@ def test_dismissal_words_come_from_the_config(github: FakeGitHub, pr_setup: Path
     assert [(e["issue_id"], e.get("dismissed_by")) for e in listed] == [("FL-001", "maintainer")]
     remove_finding(pr_setup, A["fingerprint"])
     assert load_baseline(pr_setup) == []
+
+
+def test_a_fixed_thread_is_resolved_when_the_config_says_so(github: FakeGitHub, pr_setup: Path) -> None:
+    run(github, pr_setup, [A, B])
+    since = len(github.requests)
+    run(github, pr_setup, [B], config={"pr_resolve_threads": True})
+    mutations = [item[2] for item in writes(github, since) if item[1] == "/api/graphql"]
+    assert mutations == ["ReplyToReviewThread", "ResolveReviewThread"]
+    first, second = github.repo.pull_requests[7].threads
+    assert (first.is_resolved, second.is_resolved) == (True, False)
+
+
+def test_the_summary_gives_tokens_and_cost_and_the_report_link(github: FakeGitHub, pr_setup: Path) -> None:
+    usage = {"total": {"calls": 7, "total_tokens": 123456, "cost_usd": 1.23456}}
+    run_facts = facts(pr_setup, [A])
+    run_facts.usage = usage
+    gh = Gh(pr_setup, github.env)
+    publish_facts(pr_setup, run_facts, "7", gh=gh, report_url="https://ci.example/run/1#artifacts")
+    body = github.repo.pull_requests[7].comments[0].body
+    assert "Tokens: 123456 · estimated cost: $1.2346" in body
+    assert "[HTML report](https://ci.example/run/1#artifacts)" in body
+    # A later run that differs only in its tokens leaves the summary as it is.
+    run_facts.usage = {"total": {"calls": 9, "total_tokens": 999, "cost_usd": 0.5}}
+    since = len(github.requests)
+    again = publish_facts(pr_setup, run_facts, "7", gh=gh, report_url="https://ci.example/run/1#artifacts")
+    assert again["summary"] == "unchanged" and writes(github, since) == []
