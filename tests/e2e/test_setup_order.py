@@ -13,7 +13,7 @@ import pytest
 from claude_runner import ClaudeRunner, child_env, git
 from fixloop_model import FixloopModel, Scenario
 from fixloop_session import MakeRunner, StartAPI, read_run
-from scripted_api import Reply, ScriptedAPI
+from scripted_api import Reply, Request, ScriptedAPI, bash_call, tool_results
 from test_install_and_environment import export_repository, succeeded
 
 
@@ -53,6 +53,15 @@ def terminal_init(source: Path, project: Path, config: Path, env: dict[str, str]
     return answer
 
 
+def first_session(request: Request) -> Reply:
+    """The first session's main thread: it runs `fixloop --version` through the Bash tool and says what
+    the tool printed."""
+    results = tool_results(request.body)
+    if results:
+        return Reply.text("".join(str(result.text) for result in results))
+    return Reply.tools(bash_call("command -v fixloop && fixloop --version"))
+
+
 @pytest.mark.parametrize("order", ["init_first", "session_first"])
 def test_readme_setup_in_either_order_lets_the_first_review_run_its_approved_checks(
     order: str, start_api: StartAPI, make_runner: MakeRunner, tmp_path: Path
@@ -61,7 +70,7 @@ def test_readme_setup_in_either_order_lets_the_first_review_run_its_approved_che
     home.mkdir()
     # the engine's dependencies come from this interpreter: building an environment is not what is tested
     env = {"HOME": str(home), "FIXLOOP_PYTHON": sys.executable}
-    model = FixloopModel(Scenario(main=lambda request: Reply.text("hello")))
+    model = FixloopModel(Scenario(main=first_session))
     api = start_api(model.script())
     runner = make_runner(api, plugin_dir=None, env=env)
     config, source = install(runner, api, tmp_path, env)
@@ -70,8 +79,11 @@ def test_readme_setup_in_either_order_lets_the_first_review_run_its_approved_che
     git(project, "commit", "-q", "-m", "no fixloop config yet", "--", ".claude/fixloop.json")
 
     if order == "session_first":
-        first = runner.run("hello", project_dir=project, config_dir=config)
+        first = runner.run("hello", project_dir=project, config_dir=config, allowed_tools=["Bash"])
         succeeded(first)
+        # the plugin's bin/ is on the Bash tool's PATH: `fixloop` there is the installed plugin's engine
+        printed = (first.result_text or "").strip().splitlines()
+        assert printed == [str(source / "bin" / "fixloop"), "fixloop, version 0.1.0"]
     written = terminal_init(source, project, config, env)
     commands = written["commands"]
     assert isinstance(commands, dict) and list(commands) == ["tests"] and written["left_out"] == {}
