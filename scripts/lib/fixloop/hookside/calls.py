@@ -45,18 +45,19 @@ def record_call(
     tool_use_id = payload.get("tool_use_id")
     background = tool_input.get("run_in_background")
     ts = now_ms()
-    ledger.append(
-        context.run_dir,
-        {
-            "kind": "call",
-            "ts_ms": ts,
-            "agent_type": agent_type,
-            "agent": agent,
-            "tool_use_id": tool_use_id,
-            "parent_agent_id": payload.get("agent_id"),
-            "background": background if isinstance(background, bool) else None,
-        },
-    )
+    line = {
+        "kind": "call",
+        "ts_ms": ts,
+        "agent_type": agent_type,
+        "agent": agent,
+        "tool_use_id": tool_use_id,
+        "parent_agent_id": payload.get("agent_id"),
+        "background": background if isinstance(background, bool) else None,
+    }
+    dispatch = context.view.dispatch
+    if dispatch is not None and not dispatch.closed:
+        line["step"] = dispatch.id
+    ledger.append(context.run_dir, line)
     phase = context.view.phase
     if agent in agent_names.REVIEWER_AGENTS and isinstance(tool_use_id, str) and tool_use_id:
         from fixloop.hookside import review_group  # reviewers only

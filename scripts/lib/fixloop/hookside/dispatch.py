@@ -69,10 +69,9 @@ def complete(dispatch: DispatchView, records: Iterable[Mapping[str, Any]]) -> bo
     made: set[object] = set()
     returned: set[object] = set()
     for record in records:
-        ts = record.get("ts_ms")
-        if not isinstance(ts, int) or ts < dispatch.at_ms or record.get("agent") not in agents:
+        if record.get("agent") not in agents:
             continue
-        if record.get("kind") == "call":
+        if record.get("kind") == "call" and ledger.in_step(record, dispatch.id, dispatch.at_ms):
             made.add(record.get("tool_use_id"))
         elif record.get("kind") == "result":
             returned.add(record.get("tool_use_id"))

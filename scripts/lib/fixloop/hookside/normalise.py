@@ -51,10 +51,9 @@ def called_in(pending: DispatchView, records: Iterable[Mapping[str, Any]], agent
     calls: list[object] = []
     failed: set[object] = set()
     for record in records:
-        ts = record.get("ts_ms")
-        if not isinstance(ts, int) or ts < pending.at_ms or record.get("agent") != agent:
+        if record.get("agent") != agent:
             continue
-        if record.get("kind") == "call":
+        if record.get("kind") == "call" and ledger.in_step(record, pending.id, pending.at_ms):
             calls.append(record.get("tool_use_id"))
         elif record.get("kind") == "result" and record.get("error") in TOOL_FAILURES:
             failed.add(record.get("tool_use_id"))

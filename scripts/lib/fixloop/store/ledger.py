@@ -6,7 +6,8 @@ Every line has `kind`, `ts_ms` (epoch ms, the hook's wall clock), `agent_type` (
 and `agent` (`code-reviewer`); then by kind:
 
 - `call`   (PreToolUse):   tool_use_id, parent_agent_id (the calling subagent, null on the main thread),
-                           background (the tool input's run_in_background, null when absent)
+                           background (the tool input's run_in_background, null when absent), step (the
+                           engine's pending dispatch the call belongs to; absent when none was pending)
 - `launch` (PostToolUse of a background call): tool_use_id, agent_id
 - `start`  (SubagentStart): agent_id
 - `stop`   (SubagentStop):  agent_id, message_sha256 (sha256 of last_assistant_message, UTF-8),
@@ -115,6 +116,15 @@ def find_launch(records: Iterable[Mapping[str, Any]], agent_id: object) -> dict[
 
 def find_result(records: Iterable[Mapping[str, Any]], tool_use_id: object) -> dict[str, Any] | None:
     return _last(records, "result", "tool_use_id", tool_use_id)
+
+
+def in_step(record: Mapping[str, Any], step: int, at_ms: int) -> bool:
+    """Whether a `call` line belongs to dispatch `step` (issued at `at_ms`): by its `step`, or for a line
+    written without one, by its time."""
+    if "step" in record:
+        return record.get("step") == step
+    ts = record.get("ts_ms")
+    return isinstance(ts, int) and ts >= at_ms
 
 
 def find_refused(records: Iterable[Mapping[str, Any]], tool_use_id: object) -> bool:

@@ -70,13 +70,13 @@ def calls_made(root: Path, state: RunState) -> pending.CallsMade:
         if not read:
             read.append(ledger.read(run_dir))
         agents = {call["agent"] for call in dispatch["calls"]}
-        since = int(dispatch["at_ms"])
+        step, since = int(dispatch["id"]), int(dispatch["at_ms"])
         return {
             str(record["agent"])
             for record in read[0]
             if record.get("kind") == "call"
             and record.get("agent") in agents
-            and int(record.get("ts_ms") or 0) >= since
+            and ledger.in_step(record, step, since)
         }
 
     return made
