@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -128,3 +129,42 @@ def test_exports_the_data_directory_for_the_bash_tool(hooks: HookEnv, tmp_path: 
         ["sh", "-c", f'. "{env_file}"; printf %s "$FIXLOOP_DATA"'], capture_output=True, text=True, check=True
     )
     assert sourced.stdout == str(hooks.data)
+
+
+def test_the_first_commands_line_says_the_environment_was_set_up_first(tmp_path: Path) -> None:
+    """A slash command's `!` line that had to build (or wait for SessionStart's build) says so; later
+    commands start at once and say nothing of it."""
+    from hook_helpers import base_env, copy_plugin, fake_uv
+
+    plugin = copy_plugin(tmp_path)
+    tools = tool_dir(tmp_path, bare_python(tmp_path))
+    fake_uv(tools)
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        **base_env(),
+        "PATH": str(tools),
+        "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "HOME": str(tmp_path),
+    }
+
+    def start() -> list[str]:
+        done = subprocess.run(
+            [str(plugin / "scripts" / "fixloop"), "start", "review"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        return done.stdout.splitlines()
+
+    first = start()
+    assert re.fullmatch(
+        r"fixloop: its Python environment was set up first \(\d+ s, once per plugin version\)\.", first[0]
+    ), first
+    assert len(first) > 1  # the engine's own answer follows
+    later = start()
+    assert not [line for line in later if "environment was set up" in line] and later
