@@ -1880,14 +1880,15 @@ class FakeGitHub:
         # Reviews published on pull requests (POST .../pulls/N/reviews): the files of each pull request
         # ({filename, status, patch}), reactions on review comments by database id, the checks and statuses
         # made, and switches for the failure paths: writes refused (a read-only token), check runs refused
-        # (a token that is no app's), and rate limits (each write answered 403 with that retry-after).
+        # (a token that is no app's), and rate limits (each REST write in turn answered 403 with that
+        # retry-after, or let through for None).
         self.pull_files: dict[int, list[JSON]] = {}
         self.reactions: dict[int, list[JSON]] = {}
         self.check_runs: list[JSON] = []
         self.statuses: list[JSON] = []
         self.read_only = False
         self.check_runs_allowed = True
-        self.rate_limited_writes: list[int] = []
+        self.rate_limited_writes: list[int | None] = []  # None: that write goes through
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.certificates: Certificates | None = None
@@ -2121,8 +2122,8 @@ class FakeGitHub:
     def _rest(
         self, method: str, path: str, query: dict[str, list[str]], body: Any, api: str, web: str
     ) -> Response:
-        if method != "GET" and self.rate_limited_writes:
-            wait = self.rate_limited_writes.pop(0)
+        wait = self.rate_limited_writes.pop(0) if method != "GET" and self.rate_limited_writes else None
+        if wait is not None:
             headers = {"Retry-After": str(wait), "X-RateLimit-Remaining": "0"}
             return Response.json(403, {"message": "You have exceeded a secondary rate limit."}, headers)
         if method != "GET" and self.read_only:

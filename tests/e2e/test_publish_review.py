@@ -209,8 +209,7 @@ def test_a_dismissed_finding_goes_to_the_baseline_and_is_not_posted_again(
             {"content": "-1", "user": {"login": "maintainer"}, "created_at": "2024-05-02T10:00:00Z"}
         ]
     else:
-        thread.add_reply("Not going to change this.", "maintainer")
-        thread.is_resolved = True
+        thread.is_resolved, thread.resolved_by = True, github.model.actor("maintainer")
     answer = run(github, pr_setup, [A, B])
     assert [d["id"] for d in answer["dismissed"]] == ["FL-001"]
     [entry] = load_baseline(pr_setup)
@@ -464,3 +463,19 @@ def test_the_summary_gives_tokens_and_cost_and_the_report_link(github: FakeGitHu
     since = len(github.requests)
     again = publish_facts(pr_setup, run_facts, "7", gh=gh, report_url="https://ci.example/run/1#artifacts")
     assert again["summary"] == "unchanged" and writes(github, since) == []
+
+
+def test_a_publish_cut_short_by_a_rate_limit_is_finished_by_the_next(
+    github: FakeGitHub, pr_setup: Path
+) -> None:
+    github.rate_limited_writes = [None, 600]  # the review goes through, the check is refused
+    assert failure(github, pr_setup).code == "GITHUB_RATE_LIMITED"
+    pr = github.repo.pull_requests[7]
+    assert (len(pr.reviews), len(pr.comments), github.check_runs) == (1, 0, [])
+    since = len(github.requests)
+    answer = run(github, pr_setup, [A])
+    assert answer["inline_comments"] == [] and answer["already_posted"] == ["FL-001"]
+    assert writes(github, since) == [
+        ("POST", f"{REPO}/check-runs", None),
+        ("POST", f"{REPO}/issues/7/comments", None),
+    ]

@@ -40,6 +40,7 @@ class OwnThread:
     comment_id: int | None
     fixed_replied: bool
     replies: list[Json]
+    resolved_by: str | None = None  # who resolved the thread, when asked (github.thread_resolvers)
 
     def candidate(self) -> Candidate:
         issue = {
@@ -134,7 +135,7 @@ def _dismissal(
             first.get("created_at"),
         )
     if thread.is_resolved and not thread.fixed_replied:
-        who = str(thread.replies[-1].get("author")) if thread.replies else "unknown"
+        who = thread.resolved_by or (str(thread.replies[-1].get("author")) if thread.replies else "unknown")
         return Dismissal(thread, issue, "thread resolved without a fix", who, None)
     return None
 

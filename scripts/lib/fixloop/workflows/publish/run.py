@@ -32,6 +32,7 @@ from fixloop.github.preflight import require_gh
 from fixloop.github.publish_body import fixed_marker, summary_key_of
 from fixloop.github.pulls import check_auth, parse_reference, view_pull_request, viewer_login
 from fixloop.github.rest import Rest
+from fixloop.github.thread_resolvers import resolvers
 from fixloop.github.threads import fetch_threads, reply_to_thread, resolve_thread
 from fixloop.review.access import started_review
 from fixloop.review.rounds import review_scope
@@ -206,6 +207,10 @@ def _publish(
     diff = DiffMap(changed_files(rest, pr))
     threads, _requests = fetch_threads(gh, pr)
     own = own_threads(threads, viewer)
+    resolved = [thread.thread_id for thread in own if thread.is_resolved and not thread.fixed_replied]
+    who = resolvers(gh, pr.get("host"), resolved) if resolved else {}
+    for thread in own:
+        thread.resolved_by = who.get(thread.thread_id)
     thumbs = {
         thread.thread_id: [
             item for item in comment_reactions(rest, pr, thread.comment_id) if item.get("content") == "-1"
