@@ -29,6 +29,7 @@ from fixloop_model import (
     STOP_FEEDBACK,
     Act,
     Behaviour,
+    Deviation,
     FixloopModel,
     Scenario,
     Turn,
@@ -460,6 +461,7 @@ def bugfix_session(
     config: Mapping[str, Any] | None = None,
     prepare: Callable[[Path], None] | None = None,
     timeout: float = 900.0,
+    deviate: Deviation | None = None,
 ) -> BugfixSession:
     """``/fixloop:<case.command> ARGUMENTS`` in the real CLI on a fresh git copy of the case's sample, its
     test command approved (``fixloop trust``), the repo's .venv first on PATH. ``config`` is merged into its
@@ -467,6 +469,7 @@ def bugfix_session(
     AssertionError when the CLI failed or the scripted model met a problem."""
     project_ref = ProjectRef()
     scenario, problems = bugfix_scenario(case, project_ref, factors=factors, passes_first=passes_first)
+    scenario.deviate = deviate
     model = FixloopModel(scenario)
     api = start_api(model.script())
     runner = make_runner(api, shared_plugin_data=plugin_data, timeout=timeout)

@@ -62,6 +62,7 @@ FINAL_IS = "your final message is exactly:"
 NO_STEP = "fixloop: the engine gave no next step for this run."
 CLI_PERMISSION_MODE = "acceptEdits"  # the fixer's Edit/Write need it in -p
 GARBAGE = "I looked at the changes and everything seems fine to me."
+TOGETHER_WAIT_S = 120.0  # a bound on the wait for agents that should run at the same time, never a timing
 
 
 # --------------------------------------------------------------------------------------------------
@@ -481,6 +482,7 @@ class Scenario:
     main: Callable[[Request], Reply] | None = None
     deviate: Deviation | None = None
     tolerated_errors: tuple[str, ...] = ()  # tool errors the scenario provokes on purpose (substrings)
+    together: Collection[str] = ()  # agents whose first answers wait until all of them are under way
 
     def behaviour(self, agent: str) -> Behaviour | None:
         given = self.agents.get(agent)
@@ -507,6 +509,21 @@ class FixloopModel:
         self.scenario = scenario or Scenario()
         self.problems: list[str] = []
         self._lock = threading.Lock()
+        self.arrived: dict[int, set[str]] = {}  # round -> the `together` agents whose first request came
+        self._arrived_changed = threading.Condition()
+
+    def gather(self, name: str, round_number: int, request: Request) -> None:
+        """Hold this first request until every agent of ``together`` has sent its own first request of the
+        round: they run at the same time, or the wait ends after TOGETHER_WAIT_S and says they did not."""
+        with self._arrived_changed:
+            arrived = self.arrived.setdefault(round_number, set())
+            arrived.add(name)
+            self._arrived_changed.notify_all()
+            everyone = self._arrived_changed.wait_for(
+                lambda: len(arrived) >= len(self.scenario.together), timeout=TOGETHER_WAIT_S
+            )
+        if not everyone:
+            self.problem(request, f"round {round_number}: only {sorted(arrived)} were under way together")
 
     def problem(self, request: Request, message: str) -> None:
         with self._lock:
@@ -564,7 +581,10 @@ class FixloopModel:
         if task is None:
             self.problem(request, f"{name} started without its task (no SubagentStart context)")
             task = ""
-        act = behaviour(Turn(name, request, task, 1 + feedback_turns(request.body)))
+        turn = Turn(name, request, task, 1 + feedback_turns(request.body))
+        if name in self.scenario.together and turn.attempt == 1 and not turn.tool_uses:
+            self.gather(name, turn.round or 0, request)
+        act = behaviour(turn)
         if isinstance(act, (str, Mapping)):
             return Reply.text(answer_text(act), delay=self.scenario.delays.get(name, 0.0))
         return Reply.tools(*act)
@@ -587,10 +607,10 @@ COMMENT_OLD = "    # Raises KeyError when the SKU is not in stock.\n"
 COMMENT_NEW = "    # An unknown SKU counts as 0 units; the result never goes below 0.\n"
 
 
-def happy_path(reviewer_delay: float = 0.0) -> Scenario:
+def happy_path(reviewer_delay: float = 0.0, together: bool = False) -> Scenario:
     """Two fixable findings in round 1 (the sample's swallowed error and misleading comment), one fixer pass
     that edits inventory/stock.py twice, a clean round 2; each reviewer holds its answer ``reviewer_delay``
-    seconds."""
+    seconds, and with ``together`` until all six are under way."""
     return Scenario(
         agents={
             "silent-failure-hunter": reviewer({1: [issue("swallowed-error")]}),
@@ -605,4 +625,5 @@ def happy_path(reviewer_delay: float = 0.0) -> Scenario:
             ),
         },
         delays=dict.fromkeys(REVIEWER_AGENTS, reviewer_delay),
+        together=REVIEWER_AGENTS if together else (),
     )

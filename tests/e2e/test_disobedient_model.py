@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bugfix_model import CASES, BugCase, bugfix_session
 from fixloop_model import (
     COORDINATOR,
     GARBAGE,
@@ -24,6 +25,7 @@ from fixloop_model import (
     reviewer,
 )
 from fixloop_session import MakeRunner, Session, StartAPI, command_session, reply_tool_uses, run_engine_text
+from sample_projects import missing_requirements
 from scripted_api import Reply, Request
 
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
@@ -323,3 +325,57 @@ def test_findings_about_different_names_stay_distinct(
     final = str(session.result.result_text)
     assert "`user_id` is never validated" in final and "`email` is never validated" in final
     assert [reply_tool_uses(r) for r in session.requests_of(COORDINATOR)][-1] == []
+
+
+# ------------------------------------------------------------------------------------------------
+# The same in another workflow: fixing a failing backend test
+# ------------------------------------------------------------------------------------------------
+
+
+def test_bugfix_coordinator_that_stops_early_once_is_sent_back_and_the_fix_lands(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    quits: list[str] = []
+
+    def deviate(request: Request, block: NextBlock) -> Reply | None:
+        if wants(block, "fix-designer") and not quits:
+            quits.append(block.text)
+            return Reply.text("The root cause is clear; the fix is simple, so I am done here.")
+        return None
+
+    session = bugfix_session(start_api, make_runner, shared_plugin_data, backend_case(), deviate=deviate)
+    run = session.run
+    assert run.state["status"] == "success" and run.state["open_phases"] == {}
+    assert session.dispatched() == [
+        ["failure-analyst"],
+        ["root-cause-analyst"],
+        ["fix-designer"],
+        ["implementer"],
+        list(REVIEWER_AGENTS),
+    ]
+    (warning,) = run.of_type("WARNING", code="COORDINATOR_STOPPED_EARLY")
+    assert "(fix-designer" in warning["message"] or "design" in warning["message"]
+    assert session.result.result_text == run.state["final_message"]
+
+
+def test_bugfix_review_phase_goes_on_without_a_reviewer_left_out_and_names_it(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    session = bugfix_session(
+        start_api, make_runner, shared_plugin_data, backend_case(), deviate=leave_out(LEFT_OUT)
+    )
+    run = session.run
+    # The bug is fixed, but one reviewer's part of the review is missing: partial, never success.
+    assert run.state["status"] == "partial" and run.state["open_phases"] == {}
+    five = [a for a in REVIEWER_AGENTS if a != LEFT_OUT]
+    assert session.dispatched()[-1] == five
+    assert [e["agents"] for e in run.of_type("WARNING", code="AGENTS_NOT_CALLED")] == [[LEFT_OUT]]
+    final = str(session.result.result_text)
+    assert final == run.state["final_message"]
+    assert f"Missing: {LEFT_OUT}, never called (review round 1," in final
+
+
+def backend_case() -> BugCase:
+    missing = missing_requirements("backend")
+    assert missing == [], missing
+    return CASES["backend"]
