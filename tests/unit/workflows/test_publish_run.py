@@ -22,8 +22,9 @@ from workflows.flow_helpers import (
 )
 
 from fixloop.github.diffmap import DiffMap
+from fixloop.review.identity import fingerprint
 from fixloop.runs import creation
-from fixloop.workflows.publish.plan import make_plan
+from fixloop.workflows.publish.plan import OwnThread, make_plan
 from fixloop.workflows.publish.run import facts_of
 
 VERIFIER = "review-verifier"
@@ -84,3 +85,25 @@ def test_review_with_pr_ends_with_the_publish_and_its_error_code(
     assert (action["action"], action["status"]) == ("stop", "failed")
     assert "GH_UNAVAILABLE" in action["message"]
     assert [e["code"] for e in events(git_project, run_id, "ERROR")][:1] == ["GH_UNAVAILABLE"]
+
+
+def test_one_thread_stands_for_one_finding_only() -> None:
+    """Two findings a few lines apart with the same words: the thread of the first does not hide the
+    second, which is posted."""
+    first = {
+        "id": "FL-001",
+        "file": "a.py",
+        "line": 3,
+        "category": "bug",
+        "description": "`x` is never checked",
+    }
+    second = {**first, "id": "FL-002", "line": 5}
+    for item in (first, second):
+        item["fingerprint"] = fingerprint(item)
+    thread = OwnThread(
+        "T1", first["fingerprint"], "bug", "a.py", 3, first["description"], False, 1, False, []
+    )
+    shown = DiffMap([{"filename": "a.py", "status": "added", "patch": "@@ -0,0 +1,9 @@\n" + "+x\n" * 9}])
+    plan = make_plan([first, second], {}, shown, [thread], ["a.py"], lambda path: None, {})
+    assert [i["id"] for i in plan.already_posted] == ["FL-001"]
+    assert [i["id"] for i, _c in plan.inline] == ["FL-002"] and plan.fixed == []

@@ -57,7 +57,12 @@ def update_issue_comment(rest: Rest, pr: Mapping[str, Any], comment_id: int, bod
 
 def comment_reactions(rest: Rest, pr: Mapping[str, Any], comment_id: int) -> list[Json]:
     """The reactions on review comment `comment_id`: {content, user: {login}, created_at}."""
-    items = rest.pages(f"{_repo(pr)}/pulls/comments/{comment_id}/reactions")
+    try:
+        items = rest.pages(f"{_repo(pr)}/pulls/comments/{comment_id}/reactions")
+    except FixloopError as error:
+        if error.code == "GITHUB_NOT_FOUND":
+            return []  # the comment was deleted since the threads were read
+        raise
     return [item for item in items if isinstance(item, dict)]
 
 

@@ -199,7 +199,7 @@ def make_plan(
     matched: set[str] = set()
     open_issues: list[Json] = []
     for issue in issues:
-        thread = _matching(issue, threads)
+        thread = _matching(issue, [thread for thread in threads if thread.thread_id not in matched])
         if thread is None:
             open_issues.append(issue)
             continue
