@@ -104,6 +104,7 @@ def test_start_writes_state_logs_and_session_start(
             "typecheck": {"command": None, "source": None},
         },
         "trust_config": False,
+        "no_gate": False,
         "config_sources": [],
         "logging": {
             "enabled": True,
