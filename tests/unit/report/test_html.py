@@ -92,6 +92,7 @@ def test_sections_chart_findings_and_tokens(git_project: Path) -> None:
         "fixed",
         "files",
         "observations",
+        "coverage",
         "usage",
     ]
     assert "".join(page.texts["status"]) == "partial"

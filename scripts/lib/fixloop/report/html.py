@@ -21,6 +21,7 @@ from fixloop.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fixloop.report.issue_chart import counts_table, issue_chart, round_counts
 from fixloop.review.access import started_review
 from fixloop.review.views import final_round
+from fixloop.runs.coverage import coverage
 from fixloop.runs.usage import unpriced_note
 from fixloop.runs.verification import STEP_NAMES
 
@@ -194,6 +195,20 @@ def _lists(document: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _coverage(state: Mapping[str, Any]) -> str:
+    doc = coverage(state)
+    body = f"<p>{doc['reviewed_files']} of {doc['changed_files']} changed file(s) reviewed.</p>"
+    if doc["not_reviewed"]:
+        rows = "".join(
+            f"<tr><td><code>{_e(item['file'])}</code></td><td>{_e(item['reason'])}</td></tr>"
+            for item in doc["not_reviewed"]
+        )
+        body += (
+            f"<table><thead><tr><th>Not reviewed</th><th>Why</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return _section("coverage", "Coverage", body)
+
+
 def html_report(state: Mapping[str, Any], root: Path) -> str:
     """The page for the run in `state` (with its `usage`); code is read from the project at `root`."""
     document = coordinator_output(state)
@@ -205,6 +220,7 @@ def html_report(state: Mapping[str, Any], root: Path) -> str:
         parts.append(_findings(state, document, root))
         parts.append(_section("fixed", "Fixed issues", _issue_table(document.get("fixed_issues") or [])))
         parts.append(_lists(document))
+        parts.append(_coverage(state))
     parts.append(_usage(document.get("usage")))
     meta = f"Run <code>{_e(run_id)}</code> · workflow {_e(state.get('workflow'))}"
     if state.get("created_at"):

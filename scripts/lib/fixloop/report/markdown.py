@@ -7,6 +7,7 @@ from typing import Any
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.coordinator import coordinator_output
+from fixloop.runs.coverage import coverage
 from fixloop.runs.usage import unpriced_note
 from fixloop.runs.verification import STEP_NAMES
 
@@ -159,6 +160,7 @@ def markdown(state: Mapping[str, Any]) -> str:
         ("Remaining issues", "remaining_issues"),
     ):
         lines += [f"## {title}", "", *_issue_rows(document.get(key) or []), ""]
+    lines += coverage_lines(state)
     lines += ["## Files modified", ""]
     modified = document.get("files_modified") or []
     lines += [f"- {_code(name)}" for name in modified] if modified else ["None."]
@@ -169,6 +171,20 @@ def markdown(state: Mapping[str, Any]) -> str:
     if usage:
         lines += ["", *usage_rows(usage)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def coverage_lines(state: Mapping[str, Any]) -> list[str]:
+    """What the review covered: the count reviewed, and each changed file left out with why."""
+    doc = coverage(state)
+    lines = [
+        "## Coverage",
+        "",
+        f"{doc['reviewed_files']} of {doc['changed_files']} changed file(s) reviewed.",
+    ]
+    if doc["not_reviewed"]:
+        lines += ["", "| Not reviewed | Why |", "| --- | --- |"]
+        lines += [f"| {_code(item['file'])} | {_cell(item['reason'])} |" for item in doc["not_reviewed"]]
+    return [*lines, ""]
 
 
 def suppressed_lines(iterations: list[dict[str, Any]]) -> list[str]:

@@ -18,6 +18,7 @@ from fixloop.report.html import html_report
 from fixloop.report.markdown import markdown
 from fixloop.report.sarif import sarif
 from fixloop.runs import lifecycle
+from fixloop.runs.coverage import coverage
 from fixloop.runs.usage import run_usage
 
 REPORT_FORMATS = ("json", "array", "markdown", "sarif", "html")
@@ -33,7 +34,7 @@ def render(state: Mapping[str, Any], fmt: str, root: Path | None = None) -> Any:
     """The report of `state` in `fmt`: coordinator output (json), simple array, Markdown text, SARIF or
     HTML (whose code excerpts are read from `root`, default the run's project directory)."""
     if fmt == "json":
-        return {"run_id": state.get("run_id"), **coordinator_output(state)}
+        return {"run_id": state.get("run_id"), **coordinator_output(state), "coverage": coverage(state)}
     if fmt == "array":
         return simple_array(state)
     if fmt == "sarif":

@@ -14,6 +14,7 @@ from fixloop import __version__
 from fixloop.review.access import started_review
 from fixloop.review.state import Issue
 from fixloop.review.views import final_round
+from fixloop.runs.coverage import coverage
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -85,6 +86,27 @@ def _result(issue: Issue, identifier: str, rule_index: int, severity: str, level
     }
 
 
+def _invocation(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's invocation: a warning notification per changed file not reviewed (with why), and the
+    coverage counts in its properties."""
+    doc = coverage(state)
+    notifications = [
+        {
+            "level": "warning",
+            "descriptor": {"id": f"fixloop/not-reviewed/{item['code']}"},
+            "message": {"text": f"Not reviewed: {item['reason']}."},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": item["file"]}}}],
+        }
+        for item in doc["not_reviewed"]
+    ]
+    counts = {key: doc[key] for key in ("changed_files", "reviewed_files", "not_reviewed_by_reason")}
+    return {
+        "executionSuccessful": state.get("status") not in ("failed",),
+        "toolExecutionNotifications": notifications,
+        "properties": {"coverage": counts},
+    }
+
+
 def sarif(state: Mapping[str, Any]) -> dict[str, Any]:
     """SARIF 2.1.0 with one result per remaining issue; ruleIds are `fixloop/<agent>/<category>`."""
     review = started_review(state)
@@ -115,5 +137,6 @@ def sarif(state: Mapping[str, Any]) -> dict[str, Any]:
             "id": f"fixloop/{state.get('workflow') or 'review'}/{state.get('run_id') or ''}"
         },
         "results": results,
+        "invocations": [_invocation(state)],
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

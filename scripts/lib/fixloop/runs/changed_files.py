@@ -14,6 +14,7 @@ from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.runs.baseline import BASELINE_FILE
 from fixloop.runs.lifecycle import Clock, load_run, require_running, run_log, store_for
 from fixloop.runs.path_filters import PathFilter
+from fixloop.runs.unreviewable import split_unreviewable
 from fixloop.store import gitfiles, layout
 
 BASELINE_PATH = BASELINE_FILE.as_posix()
@@ -162,6 +163,7 @@ def set_files(
     files, unreadable = split_unreadable(files)
     config = state.get("config")
     files, left_out = reviewable_files(files, config if isinstance(config, dict) else {})
+    files, skipped = split_unreviewable(root, files)
     store = store_for(root, run_id, clock)
     now = timekeeping.now_ms(clock)
 
@@ -169,9 +171,14 @@ def set_files(
         require_running(current)
         current["changed_files"] = files
         current["base_ref"] = base_ref
-        current.pop("files_not_reviewable", None)
-        if unreadable:
-            current["files_not_reviewable"] = unreadable
+        for key, value in (
+            ("files_not_reviewable", unreadable),
+            ("files_left_out", left_out),
+            ("files_skipped", skipped),
+        ):
+            current.pop(key, None)
+            if value:
+                current[key] = value
         current["updated_at"] = utc_timestamp_ms(now / 1000)
 
     state = store.update(replace, action="set_files")
@@ -183,6 +190,8 @@ def set_files(
     answer: dict[str, Any] = {"run_id": run_id, "changed_files": files, "base_ref": base_ref, "warnings": []}
     if left_out:  # only said when the path filters left something out
         summary["left_out"] = answer["files_left_out"] = left_out
+    if skipped:
+        summary["skipped"] = answer["files_skipped"] = skipped
     log = run_log(state, clock)
     log.emit("I", "DATA_COLLECTED", data_type="changed_files", summary=summary)
     if unreadable:

@@ -28,6 +28,7 @@ from fixloop.runs.lifecycle import (
     store_for,
 )
 from fixloop.runs.phases import WORKFLOW_PHASES, known_workflow, parse_phases
+from fixloop.runs.unreviewable import split_unreviewable
 from fixloop.runs.verify_commands import resolve_commands
 from fixloop.store import gitfiles, layout
 from fixloop.store.ignored import keep_out_of_git
@@ -96,6 +97,7 @@ def start_run(
     if unreadable:
         warnings.append(not_reviewable_warning(unreadable))
     files, left_out = reviewable_files(files, config.model_dump(mode="json"))
+    files, skipped = split_unreviewable(root, files)
     session = claude_session_id if claude_session_id is not None else os.environ.get(SESSION_ENV, "")
     if session and not layout.is_session_id(session):
         raise FixloopError(
@@ -173,6 +175,8 @@ def start_run(
             state["files_left_out"] = left_out
         if unreadable:
             state["files_not_reviewable"] = unreadable
+        if skipped:
+            state["files_skipped"] = skipped
         try:
             store_for(root, run_id, clock).create(state)
             break
@@ -252,7 +256,7 @@ def describe_run(state: Mapping[str, Any], root: Path) -> dict[str, Any]:
         "claude_session_id": state["claude_session_id"],
         **{
             key: state[key]
-            for key in ("review_base", "files_left_out", "files_not_reviewable")
+            for key in ("review_base", "files_left_out", "files_not_reviewable", "files_skipped")
             if key in state
         },
     }

@@ -15,6 +15,7 @@ from typing import Any
 from fixloop.review.access import started_review
 from fixloop.review.filters import suppressed_counts
 from fixloop.review.views import closed_rounds
+from fixloop.runs.coverage import not_reviewed_lines
 from fixloop.workflows.context import RunState, flow_of
 
 MAX_LINES = 8
@@ -23,6 +24,7 @@ MAX_LINES = 8
 def gap_lines(state: RunState) -> list[str]:
     lines: list[str] = []
     review = started_review(state)
+    lines.extend(not_reviewed_lines(state) if review is not None else [])
     not_called = flow_of(state).get("not_called") or []
     never_called = {str(agent) for entry in not_called for agent in entry["agents"]}
     if review is not None:
