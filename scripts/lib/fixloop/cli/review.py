@@ -108,3 +108,43 @@ def publish_review(run_id: str, pr: str, fail_on: str | None, dry_run: bool, rep
     print_json(
         publish.publish(_root(), _run(run_id), pr, fail_on=fail_on, dry_run=dry_run, report_url=report_url)
     )
+
+
+@review.command("shards")
+@click.option(
+    "--files-from",
+    "files_from",
+    required=True,
+    metavar="FILE",
+    help="The changed files, one a line (- : stdin).",
+)
+@click.option("--max-files", "max_files", type=click.IntRange(min=1), default=100, show_default=True)
+def shards(files_from: str, max_files: int) -> None:
+    """Split a change into shards for a CI matrix: related files together, at most --max-files each."""
+    from fixloop.cli.sharding import shard_plan
+
+    print_json(shard_plan(files_from, max_files))
+
+
+@review.command("merge")
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
+@click.option("--sarif", "sarif_logs", multiple=True, metavar="FILE", help="A shard's SARIF log (repeat).")
+@click.option("--sarif-output", "sarif_output", default=None, metavar="FILE", help="Write the merged SARIF.")
+@click.option("--output", "output", default=None, metavar="FILE", help="Write the merged report here.")
+@click.option(
+    "--fail-on", "fail_on", type=click.Choice(FAIL_LEVELS), default=None, help="Exit 1 at this level."
+)
+def merge(
+    reports: tuple[str, ...],
+    sarif_logs: tuple[str, ...],
+    sarif_output: str | None,
+    output: str | None,
+    fail_on: str | None,
+) -> None:
+    """Merge the shards' JSON reports (and SARIF logs) into one report, one SARIF log and one --fail-on."""
+    from fixloop.cli.sharding import merged_answer
+
+    document, exit_code = merged_answer(list(reports), list(sarif_logs), sarif_output, output, fail_on)
+    print_json(document)
+    if exit_code:
+        raise SystemExit(exit_code)
