@@ -8,7 +8,9 @@ is skipped on a developer machine and fails in CI (CI=true). It runs ShellCheck 
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -151,3 +153,120 @@ def test_the_engine_steps_against_a_finished_review(tmp_path: Path) -> None:
     failed = run_step("Check that the review ran to its end")
     assert failed.returncode == 1
     assert "::error::The fixloop run ended failed" in failed.stdout
+
+
+# ---- the sharded recipe: plan, review per shard, merge ----------------------------------------------
+
+SHARDED = ROOT / "examples" / "github-actions" / "fixloop-review-sharded.yml"
+
+
+def sharded_step(job: str, name_start: str) -> dict[str, Any]:
+    loaded: dict[Any, Any] = yaml.safe_load(SHARDED.read_text(encoding="utf-8"))
+    (found,) = [s for s in loaded["jobs"][job]["steps"] if str(s.get("name", "")).startswith(name_start)]
+    return dict(found)
+
+
+def test_actionlint_finds_nothing_in_the_sharded_recipe() -> None:
+    result = lint(SHARDED)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def run_script(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", script],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_the_sharded_recipe_plans_reviews_and_merges(tmp_path: Path) -> None:
+    """The plan step on a pull request of 7 files (one deleted), the review step's arguments for each shard,
+    and the merge step over two shard reports, each run as the workflow runs it."""
+    loaded: dict[Any, Any] = yaml.safe_load(SHARDED.read_text(encoding="utf-8"))
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    (runner_temp / "fixloop").symlink_to(ROOT)
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    (project / "old.py").write_text("x = 1\n")
+    git(project, "add", ".")
+    git(project, "commit", "-q", "-m", "base")
+    base = git(project, "rev-parse", "HEAD").strip()
+    for name in ("src/app.py", "src/db.py", "src/it's.py", "tests/test_app.py", "docs/a.md", "docs/b.md"):
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text("y = 2\n")
+    (project / "old.py").unlink()
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "change")
+    output = tmp_path / "github-output"
+    env = {**loaded["env"], "MAX_FILES": "4", "RUNNER_TEMP": str(runner_temp), "BASE_SHA": base}
+    env |= {
+        "GITHUB_OUTPUT": str(output),
+        "FIXLOOP_PYTHON": sys.executable,
+        "FIXLOOP_DATA": str(tmp_path / "d"),
+    }
+    planned = run_script(sharded_step("plan", "Plan the shards")["run"], project, env)
+    assert planned.returncode == 0, planned
+    assert output.read_text() == 'matrix={"shard": [1, 2]}\n'
+    plan = json.loads((project / "shards.json").read_text())
+    assert [shard["files"] for shard in plan["shards"]] == [
+        ["docs/a.md", "docs/b.md"],
+        ["src/app.py", "src/db.py", "src/it's.py", "tests/test_app.py"],
+    ]
+    # The review step's first line gives the shard's arguments, which the command splits back to its files.
+    first_line = sharded_step("review", "Review shard")["run"].split("\n")[0]
+    for shard in plan["shards"]:
+        shown = run_script(
+            first_line + '\necho "${arguments}"', project, {**env, "SHARD": str(shard["shard"])}
+        )
+        assert shlex.split(shown.stdout.strip()) == shard["files"]
+
+    # The merge step: two shard reports, a high finding left in one of them.
+    merge_dir = tmp_path / "merge"
+    merge_dir.mkdir()
+    state = two_rounds().state
+    from fixloop.report.render import render
+    from fixloop.report.sarif import sarif
+
+    report = render(state, "json")
+    (merge_dir / "shard-1.json").write_text(json.dumps(report))
+    (merge_dir / "shard-1.sarif").write_text(json.dumps(sarif(state)))
+    clean = {**report, "remaining_issues": [], "introduced_issues": [], "fixed_issues": [], "run_id": "r2"}
+    (merge_dir / "shard-2.json").write_text(json.dumps(clean))
+    merge_script = sharded_step("merge", "Merge the shards")["run"]
+    merged = run_script(merge_script, merge_dir, env)
+    assert merged.returncode == 1, merged  # FAIL_ON high: a high finding remains
+    answer = json.loads(merged.stdout)
+    assert answer["status"] == "written" and answer["fail_on"]["failed"] is True
+    document = json.loads((merge_dir / "fixloop-report.json").read_text())
+    assert document["remaining_issues"] == sorted(
+        report["remaining_issues"], key=lambda i: (i["file"], i["line"] or 0, i["id"])
+    )
+    assert json.loads((merge_dir / "fixloop.sarif").read_text())["runs"][0]["results"]
+    clean_dir = tmp_path / "clean"
+    clean_dir.mkdir()
+    (clean_dir / "shard-2.json").write_text(json.dumps(clean))
+    passing = run_script(merge_script, clean_dir, env)  # no SARIF logs given: an empty merged log
+    assert passing.returncode == 0, passing
+    assert json.loads(passing.stdout)["fail_on"] == {"level": "high", "failed": False, "findings": []}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = run_script(merge_script, empty, env)
+    assert nothing.returncode == 1 and "No shard reported" in nothing.stdout
+
+
+def test_the_documentation_shows_the_sharded_recipe() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert "examples/github-actions/fixloop-review-sharded.yml" in text
+    for phrase in (
+        "fixloop review shards --files-from",
+        "fixloop review merge",
+        "--sarif-output",
+        "coverage",
+    ):
+        assert phrase in text, phrase

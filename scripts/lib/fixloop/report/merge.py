@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fixloop.report.fail_level import SEVERITY_RANK, severity_of
+from fixloop.report.sarif import SARIF_SCHEMA, SARIF_VERSION
 
 STATUS_ORDER = ("success", "dry_run_complete", "partial", "failed")  # best to worst
 ISSUE_LISTS = ("fixed_issues", "remaining_issues", "introduced_issues")
@@ -70,7 +71,7 @@ def merge_sarif(logs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One SARIF log: every shard's results in one run, its rules deduplicated and re-indexed, the
     shards' coverage notifications joined."""
     if not logs:
-        return {"version": "2.1.0", "runs": []}
+        return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": []}
     first = logs[0]
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
