@@ -16,6 +16,7 @@ from fixloop.review.access import started_review
 from fixloop.review.filters import suppressed_counts
 from fixloop.review.views import closed_rounds
 from fixloop.runs.coverage import not_reviewed_lines
+from fixloop.workflows.claims import unverified_claim_lines
 from fixloop.workflows.context import RunState, flow_of
 
 MAX_LINES = 8
@@ -34,6 +35,7 @@ def gap_lines(state: RunState) -> list[str]:
     for entry in flow_of(state).get("not_called") or []:
         agents = ", ".join(str(agent) for agent in entry.get("agents") or [])
         lines.append(f"Missing: {agents}, never called ({entry.get('label')}, step {entry.get('step')}).")
+    lines.extend(unverified_claim_lines(state))
     if review is not None:
         closed = closed_rounds(review)
         dropped = suppressed_counts(closed[-1]) if closed else {}

@@ -75,14 +75,17 @@ def plan_project(root: Path, plan: str = PLAN_TEXT, **config: Any) -> None:
     git(root, "commit", "-q", "-m", "plan")
 
 
-def start(root: Path, plan: str = PLAN, *, phase: str | None = None, dry_run: bool = False) -> str:
+def start(
+    root: Path, plan: str = PLAN, *, phase: str | None = None, dry_run: bool = False, session: str = ""
+) -> str:
+    """Start an execute-plan run; with a Claude Code `session`, its claims are checked against the ledger."""
     started = creation.start_run(
         "execute-plan",
         root=root,
         phase=phase,
         dry_run=dry_run,
         inputs={"plan": plan},
-        claude_session_id="",
+        claude_session_id=session,
     )
     run_id: str = started["state"]["run_id"]
     return run_id

@@ -1,9 +1,14 @@
 """What a batch changed in the project, measured by the engine, and checking finished tasks off in the plan.
 
-Before each implementer call the engine snapshots the project (store.snapshot); afterwards the files that
-differ are the batch's changes. In a git work tree that sees every file; outside git only the files the
-tasks name are snapshotted, so the files the implementer says it changed are added. The plan file itself
-is never counted: the engine writes it.
+Before each implementer call the engine begins the batch's change (store.edits.begin: a snapshot of the
+project and the touch window `plan-batch-<n>`); afterwards the files that differ are the batch's changes. In
+a git work tree that sees every file; outside git only the files the tasks name are snapshotted, so the
+files the implementer says it changed are added. The plan file itself is never counted: the engine writes it.
+
+A task the implementer says is done counts only when the facts back it (`check_claims`): a fixloop agent's
+recorded edit (a `wrote` line of the batch's window) changed a file of the batch, and, when the task names
+files, one of those. Otherwise it is unverified (TASK_UNVERIFIED). Runs outside Claude Code (no session: no
+hooks, no ledger) are not checked.
 """
 
 from __future__ import annotations
@@ -15,20 +20,23 @@ from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.plans import mark_done, read_text
-from fixloop.store import layout, snapshot
+from fixloop.store import edits, layout, snapshot
 from fixloop.store.atomic import write_atomic
+from fixloop.workflows.claims import TASK_UNVERIFIED
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.plan.record import absolute_path
 from fixloop.workflows.plan.statuses import ids_text
 
 SNAPSHOT_DIR = "plan-batch"
+UNVERIFIED_CLAIM = "unverified"  # an answer's task status once the engine refused its `done`
 
 
 def take_snapshot(ctx: PhaseContext, files: Iterable[str], number: int) -> dict[str, Any] | None:
-    """The project's snapshot before batch `number`'s implementer call; None (and a warning) if it fails."""
-    directory = Path(layout.run_dir(ctx.root, ctx.run_id)) / "snapshots" / f"{SNAPSHOT_DIR}-{number}"
+    """The project's snapshot before batch `number`'s implementer call, with its touch window open; None
+    (and a warning) if it fails."""
+    run_dir = Path(layout.run_dir(ctx.root, ctx.run_id))
     try:
-        return snapshot.take(ctx.root, directory, sorted(set(files)), now_ms=ctx.now)
+        return edits.begin(ctx.root, run_dir, f"{SNAPSHOT_DIR}-{number}", sorted(set(files)), now_ms=ctx.now)
     except (FixloopError, OSError) as error:
         ctx.warn(
             "SNAPSHOT_FAILED",
@@ -66,6 +74,57 @@ def changed_files(
     else:
         files = measured | {path for path in claimed if (ctx.root / path).exists()}
     return sorted(path for path in files if path != plan)
+
+
+def edited_files(
+    ctx: PhaseContext, taken: Mapping[str, Any] | None, changed: Iterable[str]
+) -> list[str] | None:
+    """The `changed` files a fixloop agent's recorded edit wrote in the window of `taken` (which closes);
+    None when claims are not checked (no snapshot, or a run outside Claude Code)."""
+    if taken is None:
+        return None
+    edits.end(taken)
+    if not ctx.state.get("claude_session_id"):
+        return None
+    return sorted(set(edits.touched_since(taken)) & set(changed))
+
+
+def check_claims(
+    ctx: PhaseContext,
+    record: dict[str, Any],
+    answer: dict[str, dict[str, Any]],
+    edited: list[str] | None,
+    batch_number: int,
+) -> list[int]:
+    """Turn each `done` the facts do not back into UNVERIFIED_CLAIM (see the module's rules), with its
+    reason; a WARNING TASK_UNVERIFIED names them. The ids of the tasks so turned."""
+    if edited is None:
+        return []
+    named = {int(item["id"]): set(item.get("files") or []) for item in record.get("tasks") or []}
+    refused: list[int] = []
+    for key, item in answer.items():
+        if item["status"] != "done":
+            continue
+        files = named.get(int(key)) or set()
+        if not edited:
+            why = "no file of the batch was changed by a recorded edit"
+        elif files and not files & set(edited):
+            why = f"none of its files ({', '.join(sorted(files))}) was changed by a recorded edit"
+        else:
+            continue
+        item.update(
+            status=UNVERIFIED_CLAIM, reason=f"the implementer said done, but {why} ({TASK_UNVERIFIED})"
+        )
+        refused.append(int(key))
+    if refused:
+        ctx.warn(
+            TASK_UNVERIFIED,
+            f"Batch {batch_number}: the task implementer said {ids_text(sorted(refused))} done, but no "
+            "recorded edit of their files changed them; not counted as done, not checked off.",
+            task_ids=sorted(refused),
+            batch=batch_number,
+        )
+    return sorted(refused)
 
 
 def check_off(ctx: PhaseContext, record: dict[str, Any], task_ids: list[int]) -> bool:

@@ -2,9 +2,10 @@
 and checked by the engine.
 
 For each batch: the engine snapshots the project and dispatches the task implementer with the batch's
-tasks; once it answered (each task done or failed), the engine measures the files changed and runs the
-project's verification commands (Work "verification"). A batch whose tasks are all done and whose checks
-pass is green: its tasks are checked off `[x]` in the plan file and get status done. Otherwise the
+tasks; once it answered (each task done or failed), the engine measures the files changed, checks each
+`done` against the recorded edits (workflows.plan.changes: TASK_UNVERIFIED when they do not back it) and
+runs the project's verification commands (Work "verification"). A batch whose tasks are all done and whose
+checks pass is green: its tasks are checked off `[x]` in the plan file and get status done. Otherwise the
 implementer is called once more with what failed (the failed tasks' reasons, the failed checks' output);
 when the batch is still not green the phase fails with PLAN_BATCH_FAILED, naming what is done, what failed
 and why, and the run stops there. Started again on the same plan, a run resumes at the first task not
@@ -19,11 +20,19 @@ from typing import Any
 from fixloop.contracts.plan import TASK_IMPLEMENTER
 from fixloop.review.state import Problem
 from fixloop.runs.verification import configured_commands
+from fixloop.workflows.claims import TASK_UNVERIFIED
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Call, Dispatch, Outcome, PhaseDone, PhaseFailed, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.plan import statuses
-from fixloop.workflows.plan.changes import changed_files, check_off, take_snapshot
+from fixloop.workflows.plan.changes import (
+    UNVERIFIED_CLAIM,
+    changed_files,
+    check_claims,
+    check_off,
+    edited_files,
+    take_snapshot,
+)
 from fixloop.workflows.plan.record import COMMAND, batched, plan_record, resume_at, tasks_by_id
 from fixloop.workflows.plan.statuses import ids_text, tasks_text
 from fixloop.workflows.plan.tasks import failed_steps, implementer_task
@@ -93,7 +102,7 @@ class ExecutePhase(Phase):
         batch = groups[index]
         attempt = int(data.get("attempt") or 0) + 1
         if attempt == 1:
-            data.update(batch_started_ms=ctx.now, previous=None)
+            data.update(batch_started_ms=ctx.now, previous=None, edited=None)
             ctx.emit("I", "STEP_START", **_step(index, groups))
         taken = take_snapshot(ctx, _named_files(record, batch), index + 1)
         data.update(attempt=attempt, stage=IMPLEMENTING, snapshot=taken, answer=None)
@@ -112,6 +121,9 @@ class ExecutePhase(Phase):
         document = ctx.document(TASK_IMPLEMENTER)
         files = changed_files(ctx, data.get("snapshot"), document, str(record["path"]))
         data["files_changed"] = sorted({*data["files_changed"], *files})
+        edited = edited_files(ctx, data.get("snapshot"), files)
+        if edited is not None:  # kept over the batch's attempts: a task done by attempt 1 stays proven
+            data["edited"] = sorted({*(data.get("edited") or []), *edited})
         if document is None or document.get("status") != "success":
             error = (document or {}).get("error") or {}
             data["previous"] = {
@@ -133,6 +145,7 @@ class ExecutePhase(Phase):
             }
             for item in document.get("tasks") or []
         }
+        check_claims(ctx, record, data["answer"], data.get("edited"), data["index"] + 1)
         self._history(ctx, files=files)
         existing = {path for path in _named_files(record, batch) if (ctx.root / path).exists()}
         # The checks run after every batch: verification skips its commands when it is given no file, so a
@@ -209,6 +222,16 @@ class ExecutePhase(Phase):
             if given is None:
                 statuses.settle(
                     record, task_id, statuses.FAILED, reason=f"the implementer {no_work}", **fields
+                )
+            elif given["status"] == UNVERIFIED_CLAIM:
+                statuses.settle(
+                    record,
+                    task_id,
+                    statuses.UNVERIFIED,
+                    reason=given["reason"],
+                    code=TASK_UNVERIFIED,
+                    files=given["files"],
+                    **fields,
                 )
             elif given["status"] != "done":
                 reason = given.get("reason") or "no reason given"
@@ -329,7 +352,8 @@ def _why(
     for task_id in batch:
         given = answer.get(str(task_id)) or {}
         if given.get("status") != "done":
-            reasons.append(f"task {task_id} failed ({given.get('reason') or 'no reason given'})")
+            what = "is not verified" if given.get("status") == UNVERIFIED_CLAIM else "failed"
+            reasons.append(f"task {task_id} {what} ({given.get('reason') or 'no reason given'})")
     if verification is not None and not verification.get("passed"):
         checks = [f"{name}: `{(verification.get(name) or {}).get('command')}`" for name in broken]
         reasons.append(f"the checks failed ({'; '.join(checks) or 'verification'})")

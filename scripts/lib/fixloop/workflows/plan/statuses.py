@@ -2,7 +2,8 @@
 
 - already_done: checked `[x]` in the plan file before the run;
 - done: carried out in this run and the project's checks passed; checked off in the plan file;
-- unverified: the implementer says it is done, but the checks failed after its batch;
+- unverified: the implementer says it is done, but the checks failed after its batch, or no recorded edit
+  backs its claim (`code` TASK_UNVERIFIED, workflows.plan.changes);
 - failed: the implementer could not carry it out (or gave no answer about it);
 - not_run: not carried out (a later batch, a dry run, or a run that stopped before it).
 """
