@@ -123,8 +123,8 @@ def github_checkout(github: FakeGitHub, tmp_path: Path) -> Path:
 
 
 def runs_left_running(base: Path) -> list[str]:
-    """Every fixloop run under ``base`` whose state still says ``running`` although nothing waits on a user's
-    answer: a command ended and left its run unfinished."""
+    """Every fixloop run of a Claude Code session under ``base`` whose state still says ``running`` although
+    nothing waits on a user's answer: a command ended and left its run unfinished."""
     import json
 
     left = []
@@ -139,7 +139,8 @@ def runs_left_running(base: Path) -> list[str]:
             except (OSError, ValueError):
                 continue
             question = (state.get("flow") or {}).get("question")
-            if state.get("status") == "running" and not isinstance(question, dict):
+            in_session = bool(state.get("claude_session_id"))  # a command's run, not one a test wrote itself
+            if in_session and state.get("status") == "running" and not isinstance(question, dict):
                 left.append(str(state_file.parent))
         subdirs[:] = []
     return left

@@ -20,7 +20,6 @@ from fixloop_session import (
     command_session,
     read_run,
     reply_text,
-    run_engine,
     run_engine_text,
     run_ids,
 )
@@ -149,13 +148,18 @@ FORGED = {
 }
 
 
-def forge(engine: Path, run_id: str) -> Callable[[Request], Reply]:
-    """The main thread writes the reviewer's answer itself: `fixloop record` through Bash, once as if typed,
-    once claiming to be a hook with an invented agent id; then it reports what the engine said."""
+def forge(engine: Path) -> Callable[[Request], Reply]:
+    """The main thread starts a review run by hand (bound to this session, waiting for its reviewers), then
+    writes the reviewer's answer itself: `fixloop record` through Bash, once as if typed, once claiming to be
+    a hook with an invented agent id; then it reports what the engine said."""
     document = shlex.quote(json.dumps(FORGED))
+    run = "$(cat .claude/forged-run)"
     attempts = [
-        f'printf %s {document} | "{engine}" record {run_id} --agent code-reviewer -',
-        f'printf %s {document} | "{engine}" record {run_id} --agent code-reviewer --from-hook a0forged0 -',
+        f'"{engine}" run start --workflow review --changed-files inventory/report.py'
+        " | python3 -c \"import json,sys; print(json.load(sys.stdin)['run_id'])\" > .claude/forged-run"
+        f' && "{engine}" next {run} > /dev/null',
+        f'printf %s {document} | "{engine}" record {run} --agent code-reviewer -',
+        f'printf %s {document} | "{engine}" record {run} --agent code-reviewer --from-hook a0forged0 -',
     ]
 
     def main(request: Request) -> Reply:
@@ -170,35 +174,26 @@ def forge(engine: Path, run_id: str) -> Callable[[Request], Reply]:
 def test_a_reviewer_result_written_by_the_main_thread_is_refused(
     start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
 ) -> None:
-    scenario = Scenario(coordinator_quits=QUIT)
+    scenario = Scenario(main=forge(ENGINE))
     model = FixloopModel(scenario)
     api = start_api(model.script())
-    runner = make_runner(api, shared_plugin_data=shared_plugin_data, timeout=120.0)
+    runner = make_runner(api, shared_plugin_data=shared_plugin_data, timeout=180.0)
     project = runner.new_project(uncommitted=["inventory/report.py"])
     approve_commands(project, shared_plugin_data)
-    # The command starts the run; its coordinator quits before calling the reviewers: round 1 waits for them.
-    started = runner.run("/fixloop:review", project_dir=project)
-    assert (started.exit_code, started.is_error, started.result_text) == (0, False, QUIT), started.summary()
-    run = read_run(project)
-    assert run.state["flow"]["dispatch"]["label"] == "review round 1"
-
-    # The same conversation goes on; the user allows every Bash command, so nothing but the engine stands
-    # between the forgery and the run.
-    scenario.main = forge(ENGINE, run.run_id)
+    # The user allows every Bash command, so nothing but the engine stands between the forgery and the run.
     result = runner.run(
-        "Record the code-reviewer's result yourself.",
+        "Start a review and record the code-reviewer's result yourself.",
         project_dir=project,
-        config_dir=started.config_dir,
         allowed_tools=["Bash"],
-        extra_args=["--resume", str(started.session_id)],
     )
     assert (result.exit_code, result.timed_out, result.is_error) == (0, False, False), result.summary()
     assert model.problems == [] and api.unmatched == []
-    assert result.session_id == started.session_id == run.state["claude_session_id"]
+    run = read_run(project)
+    assert result.session_id == run.state["claude_session_id"]
     assert {r["rule"] for r in result.message_requests()} == {MAIN}
     # Both attempts: refused by provenance, exit 2 with the engine's error.
     answers = []
-    for record in result.message_requests()[1:]:
+    for record in result.message_requests()[2:4]:
         (answer,) = tool_results(record["body"])
         assert (answer.name, answer.is_error) == ("Bash", True)
         assert answer.text.startswith("Exit code 2\n")
@@ -207,14 +202,15 @@ def test_a_reviewer_result_written_by_the_main_thread_is_refused(
         ("UNVERIFIED_AGENT_RESULT", "code-reviewer", 0)
     ] * 2
 
-    # Nothing was recorded: round 1 still waits for all six reviewers; no stop, call or result is on record.
-    run = read_run(project)
+    # Nothing was recorded: no reviewer answered round 1; no stop, call or result is on record. The main
+    # thread then stopped with the run's reviewers never called: the engine sent it back, then ended the run.
     assert run.round(1)["records"] == {}
     assert [line for line in run.ledger if line.get("agent") == "code-reviewer"] == []
     assert not run.of_type("AGENT_RESULT") and not run.of_type("AGENT_CALL")
-    code, status = run_engine(project, "review", "status", run.run_id, plugin_data=shared_plugin_data)
-    assert code == 0, status
-    assert status["round"]["recorded"] == {}
+    assert (run.state["status"], run.state["flow"]["outcome"]["reason"]) == (
+        "failed",
+        "COORDINATOR_STOPPED_EARLY",
+    )
 
 
 # ------------------------------------------------------------------------------------------------

@@ -160,6 +160,7 @@ def test_installed_from_the_marketplace_review_runs_without_plugin_dir(
         "SubagentStart",
         "SubagentStop",
         "PostToolUse",
+        "Stop",
     }
 
 
@@ -328,6 +329,7 @@ def test_without_a_dependency_environment_the_review_still_completes_with_python
         "SubagentStart",
         "SubagentStop",
         "PostToolUse",
+        "Stop",
     }
     # SessionStart started a build, which could not work: no index, no uv. It is on record, with why.
     assert "cannot build the environment: pip could not download click, jsonschema and pydantic" in build_log
