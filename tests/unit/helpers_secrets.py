@@ -84,12 +84,26 @@ PREFIXED_SHAPES = {
     ],
     "basic-auth": ["Authorization: Basic {secret}", "basic\t{secret}"],
     "curl-user": ["curl -u admin:{secret} https://x", "curl --user=ci:{secret}", "-u 'bob:{secret}'"],
+    "sidekiq-credentials": [
+        "BUNDLE_GEMS__CONTRIBSYS__COM: {secret}",
+        'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM="{secret}"',
+    ],
+    "authorization-header": [
+        '-H "Authorization: {secret}"',
+        "authorization={secret}",
+        "Authorization: Token {secret}",
+    ],
+    "secret-name-argument": ['getenv("API_TOKEN", "{secret}")', "config.get('db_password', '{secret}')"],
 }
+# A rule whose secret has a fixed shape: drawn from it as it is.
+_SECRET_SHAPES = {"sidekiq-credentials": r"[a-f0-9]{8}:[a-f0-9]{8}"}
 _SECRET_ALPHABETS = {
     "nuget-config-password": _TOKEN_ALPHABET + "!#$%&()*+,-./:;<=>?@[]^_{|}~ ",
     "azure-sas-signature": _TOKEN_ALPHABET + "%+/",
     "basic-auth": _TOKEN_ALPHABET + "+/",
     "curl-user": _TOKEN_ALPHABET + "!#$%&()*+,-./:;<=>?@[]^_{|}~",
+    "authorization-header": _TOKEN_ALPHABET + "+/=._~-",
+    "secret-name-argument": _TOKEN_ALPHABET + "+/=._~-",
 }
 
 
@@ -99,8 +113,11 @@ def prefixed_secrets(draw: st.DrawFn, rule_id: str | None = None) -> tuple[str, 
     any rule of PREFIXED_RULES or the one named."""
     rules = [rule for rule in PREFIXED_RULES if rule_id is None or rule[0] == rule_id]
     rule_id, _markers, pattern = draw(st.sampled_from(rules))
-    secret = draw(st.text(alphabet=_SECRET_ALPHABETS[rule_id], min_size=20, max_size=40))
-    secret = secret[:10] + "7" + secret[10:]  # a base64 credential holds a digit
+    if rule_id in _SECRET_SHAPES:
+        secret = draw(st.from_regex(_SECRET_SHAPES[rule_id], fullmatch=True))
+    else:
+        secret = draw(st.text(alphabet=_SECRET_ALPHABETS[rule_id], min_size=20, max_size=40))
+        secret = secret[:10] + "7" + secret[10:]  # a base64 credential holds a digit
     text = draw(st.sampled_from(PREFIXED_SHAPES[rule_id])).format(secret=secret)
     match = re.search(pattern, text, re.ASCII)
     assert match is not None and text.find(secret) >= match.end(1), (rule_id, text)

@@ -67,7 +67,7 @@ def test_no_marker_is_part_of_the_mask() -> None:
             "bEFhRTZuN0w",
             "vault [REDACTED]",
         ),
-        ("curl -u admin:s3cr3tpass https://x", "curl -u admin:[REDACTED] https://x"),
+        ("curl -u admin:s3cr3tpass https://x", "curl -u [REDACTED] https://x"),
         ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED]"),
         ("https://acct.blob.core.windows.net/c?sv=2022&sig=AbCdEf0123456789AbCdEf%2B%3D", None),
         ("DATADOG_APP_KEY=9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d", "DATADOG_APP_KEY=[REDACTED]"),

@@ -210,3 +210,49 @@ def test_no_sink_holds_a_secret_of_any_rule(
             if any(form in reading for form in {secret, path_form(secret)} for reading in readings(text))
         }
         assert leaks == set()
+
+
+# gitleaks' literal true positives (tests/unit/core/secret_vectors.json), in groups: each group is one run.
+_VECTORS = json.loads(
+    (Path(__file__).parents[1] / "core" / "secret_vectors.json").read_text(encoding="utf-8")
+)["true_positives"]
+_WORD = re.compile(r"[^\s\"'`=:,;(){}\[\]<>]+")
+
+
+def _vector_secret(text: str) -> str:
+    from fixloop.core.redact import redact
+
+    masked = redact(text)
+    return max((word for word in _WORD.findall(text) if word not in masked), key=len)
+
+
+VECTOR_SECRETS: list[Secret] = [
+    (rule, path_form(text), _vector_secret(path_form(text)))
+    for rule, texts in _VECTORS.items()
+    for text in texts
+]
+VECTOR_GROUP = 32
+VECTOR_GROUPS = [
+    VECTOR_SECRETS[start : start + VECTOR_GROUP] for start in range(0, len(VECTOR_SECRETS), VECTOR_GROUP)
+]
+
+
+@pytest.mark.parametrize("group", VECTOR_GROUPS, ids=[group[0][0] for group in VECTOR_GROUPS])
+def test_no_sink_holds_a_gitleaks_test_secret(
+    group: list[Secret], monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from fixloop.core.redact import redact
+
+    # A word one text hides may stand in clear in another (the user name of a URL with a password).
+    in_clear = "\n".join(redact(text) for _rule, text, _secret in group)
+    with fresh_project(monkeypatch) as root:
+        run_id, outputs = run_with_secrets(root, group, tmp_path_factory.mktemp("outside"))
+        files = sinks(root, run_id, outputs)
+        leaks = {
+            (rule, secret, name)
+            for rule, _text, secret in group
+            if secret not in in_clear
+            for name, text in files.items()
+            if any(secret in reading for reading in readings(text))
+        }
+        assert leaks == set()

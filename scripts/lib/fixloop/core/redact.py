@@ -137,9 +137,10 @@ def _compile(rule_id: str) -> Rule:
         pattern = (
             # Anchored on the keyword, not the whole name: a prefix like `OPENAI_` stays as it is.
             r"(" + SECRET_WORD + r"\b"
-            r"[\"']?\s*(?:=>|:=|\?=|[:=])\s*"  # optional closing quote of a JSON key, then : or = (or =>, :=)
+            # optional closing quote of a JSON key, then : or = (or =>, :=, ::=)
+            r"[\"']?\s*(?:=>|:{1,3}=|\?=|[:=])\s*"
             r"[\"']?)"  # optional opening quote of the value
-            r"(?!\[REDACTED\])[^\s\"'<>,;&)}\]]+"
+            r"(?!\[REDACTED\]|[:=])[^\s\"'<>,;&)}\]]+"
         )
         return re.compile(pattern, re.IGNORECASE), r"\1" + REDACTED
     if rule_id == "keyed-token":

@@ -166,6 +166,15 @@ TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("atlassian-api-token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{186,}"),
     ("defined-networking-api-token", ("dnkey-",), r"\bdnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52,}"),
     ("dropbox-short-lived-token", ("sl.",), r"\bsl\.[A-Za-z0-9._=-]{130,}"),
+    # an app's id, `|` (or %7C in a URL), then its secret: an app access token
+    ("facebook-app-access-token", ("|", "%7c"), r"\b[0-9]{15,16}(?:\||%7[Cc])[A-Za-z0-9_-]{27,40}\b"),
+)
+
+# Words that make a name hold a secret whatever its value looks like (`db_password = x`, `GITHUB_TOKEN: x`).
+# The keyword must end the name, so `max_tokens` or `token_count` stay readable.
+SECRET_WORD = (
+    r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey"
+    r"|access[_-]?key|secret[_-]?key|private[_-]?key|account[_-]?key|credentials?)"
 )
 
 # Group 1 is kept, the rest of the match is the secret.
@@ -178,14 +187,47 @@ PREFIXED_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("azure-sas-signature", ("sig=",), r"(?i:([?&]sig=))[A-Za-z0-9%+/=]{20,}"),
     # a base64 credential holding a digit, + or / (so "basic usage" stays as it is)
     ("basic-auth", ("basic",), r"(\b(?i:basic)[ \t]+)[A-Za-z0-9+/]{3,}[0-9+/][A-Za-z0-9+/]{3,}={0,2}"),
-    ("curl-user", ("-u",), r"""((?<![A-Za-z0-9_-])(?:-u|--user)[ =]+["']?[^\s:"']{1,100}:)[^\s"']+"""),
-)
-
-# Words that make a name hold a secret whatever its value looks like (`db_password = x`, `GITHUB_TOKEN: x`).
-# The keyword must end the name, so `max_tokens` or `token_count` stay readable.
-SECRET_WORD = (
-    r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey"
-    r"|access[_-]?key|secret[_-]?key|private[_-]?key|account[_-]?key|credentials?)"
+    # the whole `user:password` word (quoted in parts or not): a token often stands as the user name
+    (
+        "curl-user",
+        ("-u",),
+        r"""((?<![A-Za-z0-9_-])(?:-u|--user)[ =]+)"""
+        r"""(?=[^\s:]{0,200}:)(?:"[^"\n]{0,200}"|'[^'\n]{0,200}'|[^\s"'])+""",
+    ),
+    (
+        "sidekiq-credentials",
+        ("__contribsys__com",),
+        r"""((?i:BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM)["']?[ \t]*[:=][ \t]*["']?)"""
+        r"[a-f0-9]{8}:[a-f0-9]{8}\b",
+    ),
+    # the whole value of an Authorization header, after its scheme: also the rest of a token of a known
+    # shape that carried on in characters its rule leaves out
+    (
+        "authorization-header",
+        ("authorization",),
+        r"""((?i:authorization)["']?[ \t]*[:=][ \t]*(?:(?i:basic|bearer|token|api-token)[ \t]+)?)"""
+        r"""(?=[^\s"']{8,})[^\s"']+""",
+    ),
+    # a secret name passed as a string, then its value: `getenv("api_token", "dafa7817-...")`
+    (
+        "secret-name-argument",
+        # the name's last word and its closing quote (`",` alone is in every JSON text)
+        tuple(
+            word + quote
+            for word in (
+                "password",
+                "passwd",
+                "passphrase",
+                "secret",
+                "token",
+                "key",
+                "credential",
+                "credentials",
+            )
+            for quote in "\"'"
+        ),
+        r"""((["'])[A-Za-z0-9_.-]*(?i:""" + SECRET_WORD + r""")\2[ \t]*,[ \t]*(["']))[^"'\s]{8,}(?=\3)""",
+    ),
 )
 
 # Words that make a name hold a secret when its value also looks random (`cache_key: user` stays readable,
@@ -257,6 +299,7 @@ SERVICE_KEY_WORDS = (
     "sentry",
     "snyk",
     "sonar",
+    "sourcegraph",
     "squarespace",
     "sumo",
     "telegram",
@@ -271,7 +314,7 @@ KEY_NAME_WORDS = GENERIC_KEY_WORDS + SERVICE_KEY_WORDS
 
 # A name that may hold a secret, then how it is assigned (`=`, `:`, `=>`, `:=`, quotes around either side),
 # then a value that may be a token. fixloop.core.redact masks the value when `looks_random` says so.
-KEYED_ASSIGNMENT = r"[\"']?[ \t]*(?:=>|:=|\?=|=|:)[ \t]*[\"'`]?"
+KEYED_ASSIGNMENT = r"[\"']?[ \t]*(?:=>|:{1,3}=|\?=|=|:)[ \t]*[\"'`]?"
 KEYED_VALUE = (
     r"(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]{0,79})"
     r"(" + KEYED_ASSIGNMENT + r")"
