@@ -19,6 +19,7 @@ a test asserts is empty.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -582,11 +583,12 @@ class FixloopModel:
             self.problem(request, f"{name} started without its task (no SubagentStart context)")
             task = ""
         turn = Turn(name, request, task, 1 + feedback_turns(request.body))
-        if name in self.scenario.together and turn.attempt == 1 and not turn.tool_uses:
-            self.gather(name, turn.round or 0, request)
         act = behaviour(turn)
         if isinstance(act, (str, Mapping)):
-            return Reply.text(answer_text(act), delay=self.scenario.delays.get(name, 0.0))
+            reply = Reply.text(answer_text(act), delay=self.scenario.delays.get(name, 0.0))
+            if name in self.scenario.together and turn.attempt == 1 and not turn.tool_uses:
+                reply = dataclasses.replace(reply, hold=lambda: self.gather(name, turn.round or 0, request))
+            return reply
         return Reply.tools(*act)
 
 

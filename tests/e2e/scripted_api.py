@@ -320,6 +320,7 @@ class Reply:
     blocks: Sequence[Block]
     stop_reason: StopReason | None = None  # None: "tool_use" when a block is a tool_use, else "end_turn"
     delay: float = 0.0  # seconds to wait before answering (added to the rule's delay)
+    hold: Callable[[], None] | None = None  # called before answering, outside the server's lock
 
     @staticmethod
     def text(value: str, *, delay: float = 0.0) -> Reply:
@@ -680,6 +681,8 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None or request.reply is None:
             self._error(400, "invalid_request_error", api.script.unmatched_text)
             return
+        if reply.hold is not None:
+            reply.hold()  # outside the server's lock: other requests go on meanwhile
         if request.delay > 0:
             time.sleep(request.delay)
         content = request.reply["content"]
