@@ -77,7 +77,7 @@ def root_cause_task(collected: Mapping[str, Any]) -> str:
     return sections(
         [
             "Find the root cause of the failures below: the faulty code, not the symptom. Read the code, its "
-            "callers and its history (git log, git blame); the test run below is the engine's. Change no file.",
+            "callers and its history (git log, git blame); the engine ran the tests below. Change no file.",
             "Score how sure you are honestly: the engine decides from your scores whether the fix goes on.",
         ],
         [
