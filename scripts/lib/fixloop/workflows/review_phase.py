@@ -166,3 +166,6 @@ class ChangedFilesReviewPhase(ReviewPhase):
             ctx.state["changed_files"] = sorted(inputs[4].get("files_changed") or [])
             ctx.data[self.SCOPED] = True
         return super().step(ctx)
+
+
+REVIEW_PHASES: tuple[Phase, ...] = (ReviewPhase(),)
