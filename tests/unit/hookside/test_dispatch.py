@@ -30,8 +30,13 @@ def dispatch_state(closed: bool = False, models: dict[str, str] | None = None) -
     }
 
 
-def result(agent: str, ts: int) -> dict[str, Any]:
-    return {"kind": "result", "agent": agent, "ts_ms": ts}
+def result(agent: str, ts: int, tool_use_id: str | None = None) -> dict[str, Any]:
+    return {"kind": "result", "agent": agent, "ts_ms": ts, "tool_use_id": tool_use_id or f"t-{agent}"}
+
+
+def call(agent: str, step: int | None = 3, ts: int = AT, tool_use_id: str | None = None) -> dict[str, Any]:
+    line = {"kind": "call", "agent": agent, "ts_ms": ts, "tool_use_id": tool_use_id or f"t-{agent}"}
+    return line if step is None else {**line, "step": step}
 
 
 def test_the_model_a_pending_dispatch_asks_for() -> None:
@@ -44,29 +49,36 @@ def test_the_model_a_pending_dispatch_asks_for() -> None:
     assert dispatch.model_for(run_view({}), "code-reviewer") is None
 
 
+CR, TA = "code-reviewer", "test-analyzer"
+
+
 @pytest.mark.parametrize(
     ("records", "complete"),
     [
-        ([result("code-reviewer", AT), result("test-analyzer", AT + 5)], True),
-        ([result("code-reviewer", AT), {"kind": "stop", "agent": "test-analyzer", "ts_ms": AT + 5}], False),
-        ([result("code-reviewer", AT), result("test-analyzer", AT - 1)], False),  # of an earlier dispatch
-        ([result("code-reviewer", AT), result("code-reviewer", AT + 1)], False),
-        ([result("code-reviewer", AT), result("test-analyzer", AT), result("x", AT)], True),
+        ([call(CR), call(TA), result(CR, AT), result(TA, AT + 5)], True),
+        ([call(CR), call(TA), result(CR, AT), {"kind": "stop", "agent": TA, "ts_ms": AT + 5}], False),
+        ([call(CR), result(CR, AT)], True),  # TA never called: the engine hands it out again
+        ([call(CR, step=2), result(CR, AT)], False),  # a call of an earlier step
+        ([call(CR, step=None, ts=AT - 1), result(CR, AT)], False),  # an old line: before the step
+        ([call(CR, step=None, ts=AT + 1), result(CR, AT + 2)], True),  # an old line: in the step
+        ([call(CR), call(TA), result(CR, AT), result(TA, AT), result("x", AT)], True),
+        ([result(CR, AT), result(TA, AT)], False),  # results without a call of this step
         ([], False),
     ],
 )
-def test_a_dispatch_is_complete_when_every_call_has_a_result_since_it_was_issued(
+def test_a_dispatch_is_complete_when_every_call_made_in_it_has_returned(
     records: list[dict[str, Any]], complete: bool
 ) -> None:
-    view = run_view(dispatch_state()).dispatch
-    assert view is not None
-    assert dispatch.complete(view, records) is complete
+    view = run_view(dispatch_state())
+    assert view.dispatch is not None
+    assert dispatch.complete(view.dispatch, records) is complete
 
 
-def test_a_dispatch_of_the_same_agent_twice_needs_two_results() -> None:
-    twice = DispatchView(1, AT, False, (("code-reviewer", "fixloop:code-reviewer", None),) * 2)
-    assert not dispatch.complete(twice, [result("code-reviewer", AT)])
-    assert dispatch.complete(twice, [result("code-reviewer", AT), result("code-reviewer", AT + 1)])
+def test_a_dispatch_of_the_same_agent_twice_needs_both_results() -> None:
+    twice = DispatchView(1, AT, False, ((CR, f"fixloop:{CR}", None),) * 2)
+    made = [call(CR, step=1, tool_use_id="t1"), call(CR, step=1, tool_use_id="t2")]
+    assert not dispatch.complete(twice, [*made, result(CR, AT, "t1")])
+    assert dispatch.complete(twice, [*made, result(CR, AT, "t1"), result(CR, AT + 1, "t2")])
 
 
 def test_only_the_first_claim_of_a_dispatch_wins(bound_run: BoundRun) -> None:
@@ -95,6 +107,8 @@ def test_the_next_step_comes_once_when_the_last_result_is_in(
     monkeypatch.setenv("FIXLOOP_HOOK_ENGINE", str(engine))
     found = context.find_run(bound_run.payload("PostToolUse"))
     assert found is not None
+    ledger.append(found.run_dir, call("code-reviewer", step=1))
+    ledger.append(found.run_dir, call("test-analyzer", step=1))
     ledger.append(found.run_dir, result("code-reviewer", AT + 1))
     assert dispatch.next_if_complete(found, "PostToolUse") is None
     ledger.append(found.run_dir, result("test-analyzer", AT + 2))
