@@ -36,7 +36,7 @@ from scripted_api import ScriptedAPI, is_messages_call, load_script, read_reques
 E2E_DIR = Path(__file__).resolve().parent
 REPO_ROOT = E2E_DIR.parent.parent
 SAMPLE_REPO = E2E_DIR / "sample_repo"
-PINNED_VERSION = "2.1.328"
+PINNED_VERSION = "2.1.332"
 BIN_ENV = "FIXLOOP_CLAUDE_BIN"
 LIVE_ENV = "FIXLOOP_E2E_LIVE"
 DEFAULT_TIMEOUT = 180.0

@@ -1,4 +1,4 @@
-"""The real Claude Code CLI (the pinned 2.1.328) accepts the plugin and the marketplace, strictly.
+"""The real Claude Code CLI (the pinned version) accepts the plugin and the marketplace, strictly.
 
 The binary: $FIXLOOP_CLAUDE_BIN, else tests/e2e/node_modules/.bin/claude (`npm ci --prefix tests/e2e`).
 Without it the tests skip, except under CI (env CI set), where a missing binary is a failure.
