@@ -446,16 +446,18 @@ def test_hostile_arguments_reach_the_engine_intact(
     assert start["command"] == f"/fixloop:{case.command} --dry-run {text}"
     assert run.state["flow"]["phases"]["0"]["data"]["description"] == text
     # The agents are handed the words exactly: the failure analyst's task holds them. Over Claude Code's
-    # limit for a hook's context (about 10 KB), the task reaches the agent as a file Claude Code saved, named
-    # in a preview; the agent reads it there.
+    # limit for a hook's context (10,000 characters), the context names the task's file to read whole (the
+    # file itself, or a copy whose long lines are split), and ends with the task's own contract.
     task = (layout_dir(session, run.run_id) / "tasks" / "failure-analyst.md").read_text(encoding="utf-8")
     assert text in task
     (first,) = session.requests_of("failure-analyst")
-    context = start_context(first["body"]) or ""
-    assert context.startswith("<persisted-output>"), context[:300]
-    saved = re.search(r"Full output saved to: (\S+)", context)
-    assert saved is not None, context[:300]
-    assert Path(saved[1]).read_text(encoding="utf-8") == task
+    context = (start_context(first["body"]) or "").split("\n\n# Environment\n", 1)[0]
+    assert len(context) <= 10_000 and not context.startswith("<persisted-output>"), context[:300]
+    named = re.search(r"READ THE WHOLE TASK FIRST: (\S+) \(", context)
+    assert named is not None, context[:300]
+    readable = Path(named[1]).read_text(encoding="utf-8")
+    assert readable.replace(" ↩\n", "") == task
+    assert context.endswith(task.rstrip()[-200:])
     # Nothing ran them: no file appeared where the command ran, nor in the plugin's directory.
     for place in (session.project, session.runner.work_dir):
         assert not list(place.rglob("pwned*")), place
