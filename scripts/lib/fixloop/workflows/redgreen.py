@@ -6,7 +6,9 @@ CI's failures locally: `proven_red`), or the implementer's stage test adds or ch
 it; the engine runs exactly that test (Work "tests", a command it builds from the configured `test_command`)
 and accepts the answer only when the test FAILS, then sends the agent on to fix the code. Green: at stage fix
 the engine runs what proved red and the tests that failed before (`green_work`); all must PASS, else the
-answer is refused (STILL_FAILING). Green ends the phase with `errors_fixed` and `files_changed`. An
+answer is refused (STILL_FAILING). Green ends the phase with `errors_fixed` and `files_changed`: of the
+files the implementer says it modified, those the facts say changed (workflows.claimed_files: the phase
+snapshots the project and opens a touch window before its first call). An
 implementer that stopped before green is dispatched again, at most MAX_DISPATCHES times in all; then
 IMPLEMENTATION_FAILED. A dry run skips the phase.
 """
@@ -18,6 +20,7 @@ from typing import Any
 
 from fixloop.contracts.bugfix import IMPLEMENTER
 from fixloop.review.record import MAX_INVALID_ATTEMPTS
+from fixloop.workflows import claimed_files
 from fixloop.workflows.consult import closed, dispatch, dispatches
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, PhaseFailed, Work
@@ -134,6 +137,8 @@ class RedGreenPhase(Phase):
         if dispatches(ctx, IMPLEMENTER) >= MAX_DISPATCHES:
             return self._failed(ctx, f"no green after {MAX_DISPATCHES} implementer calls")
         data["invalid_before_fix"] = 0
+        if "begun" not in data:
+            data["begun"] = claimed_files.begin(ctx, planned_files(plan))
         stage = "fix" if data.get("red") else "test"
         return dispatch(
             ctx,
@@ -191,7 +196,8 @@ class RedGreenPhase(Phase):
         if problem is not None:
             return problem, None
         ctx.data["green"] = self.green_record(ctx, work)
-        ctx.data["files_changed"] = sorted(str(item) for item in self.changed_files(ctx, document) if item)
+        claimed = [str(item) for item in self.changed_files(ctx, document) if item]
+        ctx.data["files_changed"] = claimed_files.sort_claims(ctx, ctx.data.get("begun"), claimed)
         ctx.data["errors_fixed"] = self.errors_fixed(ctx)
         return None, None
 
@@ -218,6 +224,14 @@ class RedGreenPhase(Phase):
             answer["retry"] = tries < MAX_INVALID_ATTEMPTS
             answer["hint"] = (error or {}).get("hint")
         return answer
+
+
+def planned_files(plan: Plan) -> list[str]:
+    """The files the plan says the fix changes, and its test's: what a snapshot outside git holds."""
+    changes = [item for item in plan.get("changes") or [] if isinstance(item, Mapping)]
+    test = plan.get("test")
+    named = [item.get("file") for item in changes] + [test.get("file") if isinstance(test, Mapping) else None]
+    return [str(path) for path in named if path]
 
 
 def red_proven(test: Mapping[str, Any], message: str | None) -> str:
