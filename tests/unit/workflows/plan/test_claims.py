@@ -185,3 +185,20 @@ def test_outside_claude_code_claims_are_not_checked(project: Path) -> None:
     assert next_action(project, run_id)["label"] == "carry out plan batch 2 of 3"
     assert checked(project) == [True] * 3 + [False] * 4
     assert unverified_warnings(project, run_id) == []
+
+
+def test_work_a_stopped_run_left_in_place_backs_the_claims_of_the_run_that_resumes_it(project: Path) -> None:
+    first = start(project, session=SESSION)
+    next_action(project, first)
+    (project / "BROKEN").write_text("x\n")  # the checks fail: the batch stays red
+    for attempt in range(2):
+        claim(project, first, [1, 2, 3], edited=[1, 2, 3] if attempt == 0 else [])
+        stop = next_action(project, first)
+    assert (stop["status"], list(outcomes(project, first).values())[:3]) == ("failed", ["unverified"] * 3)
+    (project / "BROKEN").unlink()  # the user fixes what failed
+    run_id = start(project, session=SESSION)
+    next_action(project, run_id)
+    claim(project, run_id, [1, 2, 3])  # the work is already there: nothing to edit
+    assert next_action(project, run_id)["label"] == "carry out plan batch 2 of 3"
+    assert checked(project) == [True] * 3 + [False] * 4
+    assert unverified_warnings(project, run_id) == []

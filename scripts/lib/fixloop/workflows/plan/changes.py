@@ -8,7 +8,8 @@ files the implementer says it changed are added. The plan file itself is never c
 A task the implementer says is done counts only when the facts back it (`check_claims`): a fixloop agent's
 recorded edit (a `wrote` line of the batch's window) changed a file of the batch, and, when the task names
 files, one of those. Otherwise it is unverified (TASK_UNVERIFIED). Runs outside Claude Code (no session: no
-hooks, no ledger) are not checked.
+hooks, no ledger) are not checked. Work a resumed run finds already there counts too: the files the stopped
+runs it resumes changed (their recorded edits, or what the engine measured when they were not checked).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fixloop.store.atomic import write_atomic
 from fixloop.workflows.claims import TASK_UNVERIFIED
 from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.plan.record import absolute_path
+from fixloop.workflows.plan.review import EXECUTE, phase_3_files, resumed_runs
 from fixloop.workflows.plan.statuses import ids_text
 
 SNAPSHOT_DIR = "plan-batch"
@@ -89,6 +91,17 @@ def edited_files(
     return sorted(set(edits.touched_since(taken)) & set(changed))
 
 
+def resumed_edits(ctx: PhaseContext, plan: str) -> set[str]:
+    """The files, still there, that the stopped runs this one resumes changed in carrying out the plan."""
+    found: set[str] = set()
+    for run in resumed_runs(ctx, plan):
+        slot = ((run.get("flow") or {}).get("phases") or {}).get(str(EXECUTE)) or {}
+        edited = (slot.get("data") or {}).get("edited")
+        files = edited if isinstance(edited, list) else phase_3_files(run)
+        found.update(str(path) for path in files if (ctx.root / str(path)).exists())
+    return found - {plan}
+
+
 def check_claims(
     ctx: PhaseContext,
     record: dict[str, Any],
@@ -100,6 +113,7 @@ def check_claims(
     reason; a WARNING TASK_UNVERIFIED names them. The ids of the tasks so turned."""
     if edited is None:
         return []
+    edited = sorted({*edited, *resumed_edits(ctx, str(record["path"]))})
     named = {int(item["id"]): set(item.get("files") or []) for item in record.get("tasks") or []}
     refused: list[int] = []
     for key, item in answer.items():
