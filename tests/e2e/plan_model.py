@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,18 +200,23 @@ def batch_of(task: str) -> list[int]:
 
 
 def task_implementer(
-    project: Path, *, broken_receiving: bool = False, give_up_on_retry: Mapping[int, str] | None = None
+    project: Path,
+    *,
+    broken_receiving: bool = False,
+    give_up_on_retry: Mapping[int, str] | None = None,
+    done_without_edit: Collection[int] = (),
 ) -> Behaviour:
     """The implementer of ``project``: reads the files its batch edits, makes each change of its tasks that
     is not made yet (one Edit or Write call per turn), then answers every task done with the files it
     changed. On a retry (the task shows the previous attempt) a task of ``give_up_on_retry`` is failed with
-    its reason."""
+    its reason. A task of ``done_without_edit`` is answered done, with its files, but never worked on."""
     gives_up = dict(give_up_on_retry or {})
+    skipped = set(done_without_edit)
 
     def behave(turn: Turn) -> Act:
         batch = batch_of(turn.task)
         work = task_work(broken_receiving)
-        changes = [change for task_id in batch for change in work[task_id]]
+        changes = [change for task_id in batch if task_id not in skipped for change in work[task_id]]
         uses = turn.tool_uses
         read = {str(use.input.get("file_path")) for use in uses if use.name == "Read"}
         existing = {str(project / c.file) for c in changes if (project / c.file).is_file()}
@@ -224,7 +229,9 @@ def task_implementer(
         retry = PREVIOUS_ATTEMPT in turn.task
         outcomes: list[JSON] = []
         for task_id in batch:
-            files = sorted({c.file for c in work[task_id] if str(project / c.file) in edited})
+            files = sorted(
+                {c.file for c in work[task_id] if str(project / c.file) in edited or task_id in skipped}
+            )
             if retry and task_id in gives_up:
                 outcomes.append({"task_id": task_id, "status": "failed", "reason": gives_up[task_id]})
             else:

@@ -223,3 +223,33 @@ def test_a_plan_stops_at_a_red_batch_and_resumes_after_the_user_fixes_it(
 
     resumed = plan_session(start_api, make_runner, shared_plugin_data, fixed, project)
     check_resumed(resumed, stopped)
+
+
+def test_a_task_said_done_without_an_edit_is_not_checked_off(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    def claims(project: Path) -> Scenario:
+        return Scenario(agents={TASK_IMPLEMENTER: task_implementer(project, done_without_edit={3})})
+
+    session = plan_session(start_api, make_runner, shared_plugin_data, claims)
+    run = session.run
+    project = session.project
+    # task 3 (the report's tests) is answered done twice, never written: the batch is not done
+    assert implementer_batches(session) == [[1, 2, 3], [1, 2, 3]]
+    assert implementer_edits(session) == [["Edit inventory/report.py", "Edit inventory/report.py"], []]
+    assert not (project / "tests/test_report.py").exists()
+    assert run.state["status"] == "failed"
+    assert [(e["code"], e["task_ids"]) for e in run.of_type("WARNING") if e["code"] == "TASK_UNVERIFIED"] == [
+        ("TASK_UNVERIFIED", [3]),
+        ("TASK_UNVERIFIED", [3]),
+    ]
+    outcome = run.state["plan"]["outcomes"]["3"]
+    assert (outcome["status"], outcome["code"]) == ("unverified", "TASK_UNVERIFIED")
+    assert checked_tasks(project) == [1, 2]
+    assert (project / PLAN).read_text(encoding="utf-8") == plan_with_checked([1, 2])
+    lines = (session.result.result_text or "").splitlines()
+    assert lines[0] == f"fixloop execute-plan {run.run_id}: failed (PLAN_BATCH_FAILED)"
+    assert (
+        "Task claims not verified: 3 (the task implementer said done, but no recorded edit changed their "
+        "files): not done, not checked off."
+    ) in lines

@@ -61,7 +61,7 @@ def say(root: Path, run_id: str, document: dict[str, Any]) -> None:
 
 def claim(
     root: Path, run_id: str, tasks: Iterable[int], *, edited: Iterable[int] = (), bash: Iterable[int] = ()
-):
+) -> None:
     """The implementer writes the files of `edited` through its Write tool (recorded by the hooks) and those
     of `bash` without it (a shell command: no ledger line), then says every task of `tasks` is done."""
     for task_id in edited:
