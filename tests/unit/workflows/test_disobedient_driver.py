@@ -257,7 +257,17 @@ def test_any_coordinator_behaviour_ends_the_run_truthfully(
     assert code == 0, report
     reported = {i["id"] for key in ("remaining_issues", "fixed_issues") for i in report.get(key) or []}
     recorded = {i["id"] for rnd in kept_rounds(review) for i in rnd.get("issues") or []} if review else set()
-    assert recorded <= reported
+    shape = [
+        (
+            r["iteration"],
+            r.get("closed"),
+            r.get("rolled_back"),
+            [i["id"] for i in r.get("issues") or []],
+            [a["status"] for a in r.get("agents_results") or []],
+        )
+        for r in rounds
+    ]
+    assert recorded <= reported, (final["status"], final["flow"]["outcome"], shape, report.get("summary"))
 
 
 def make_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -15,11 +15,9 @@ Standard library only; hooks/run-hook starts no interpreter for calls that are n
 
 from __future__ import annotations
 
-import json
-import shlex
 import sys
 
-from fixloop.core import agent_names
+from fixloop.core import agent_names, jsoncodec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,6 +50,8 @@ def words_of(command: str) -> list[str] | None:
     """The words of a command with no shell syntax beyond quoting, or None when it has any."""
     if any(character in command for character in SHELL_CHARACTERS):
         return None
+    import shlex  # only a command that gets this far pays for it (shlex brings re and collections)
+
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -126,13 +126,13 @@ def main(stdin: str) -> str:
     """The hook's stdout for the payload `stdin`. A payload that cannot be read is refused: this hook only
     starts for a fixloop agent's Bash call (hooks/run-hook), and it fails closed."""
     try:
-        payload = json.loads(stdin)
+        payload = jsoncodec.loads(stdin)
     except ValueError:
         payload = None
     if not isinstance(payload, dict):
         payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "agent_type": "fixloop:?"}
     answer = decide(payload)
-    return json.dumps(answer) if answer is not None else ""
+    return jsoncodec.dumps(answer) if answer is not None else ""
 
 
 if __name__ == "__main__":  # pragma: no cover - hooks/readonly.py is the entry point

@@ -160,6 +160,24 @@ def _unreviewed_document(state: Mapping[str, Any]) -> dict[str, Any]:
     return {"status": "partial", **document, "message": "The review has not started."}
 
 
+def _ended_before_the_review(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The run ended while its review was under way (the engine ended it: the coordinator stopped, too many
+    errors): the run's own status and error, never `partial` for a run that failed."""
+    flow = state.get("flow")
+    outcome = flow.get("outcome") if isinstance(flow, Mapping) else None
+    outcome = outcome if isinstance(outcome, Mapping) else {}
+    status = str(state.get("status"))
+    reason = outcome.get("reason")
+    found: dict[str, Any] = {
+        "status": status,
+        "message": f"The run ended {status} ({reason}) before its review did.",
+    }
+    error = outcome.get("error")
+    if status == "failed":
+        found["error"] = dict(error) if isinstance(error, Mapping) else {"code": reason or "RUN_FAILED"}
+    return found
+
+
 def coordinator_output(state: Mapping[str, Any]) -> dict[str, Any]:
     """The review's result document (validated against CoordinatorOutput)."""
     review = started_review(state)
@@ -167,12 +185,14 @@ def coordinator_output(state: Mapping[str, Any]) -> dict[str, Any]:
     document: dict[str, Any]
     if outcome.get("termination_reason") == "no_changes":
         document = _no_changes_document()
-    elif outcome.get("status") == "failed":
-        document = {"status": "failed", "agent": AGENT_NAME, "error": outcome["error"]}
+    elif review is not None and outcome.get("status") == "failed":  # its findings so far are reported too
+        document = {**_review_document(review), "status": "failed", "error": outcome["error"]}
     elif review is None:
         document = _unreviewed_document(state)
     else:
         document = _review_document(review)
+        if not outcome and state.get("ended_at_ms") is not None:
+            document.update(_ended_before_the_review(state))
     usage = state.get("usage")
     if isinstance(usage, dict) and (usage.get("total") or {}).get("calls"):
         document["usage"] = usage
