@@ -5,6 +5,7 @@ first review runs the checks init approved (no VERIFY_COMMANDS_UNTRUSTED, no sec
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,13 @@ def first_session(request: Request) -> Reply:
     return Reply.tools(bash_call("command -v fixloop && fixloop --version"))
 
 
+def path_without_fixloop() -> str:
+    """This PATH less its directories that hold a `fixloop` (the dev environment's .venv/bin has one: the
+    engine's console script): a user's PATH has none; the plugin's bin/ must be what the Bash tool finds."""
+    found = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(d for d in found if d and not (Path(d) / "fixloop").exists())
+
+
 @pytest.mark.parametrize("order", ["init_first", "session_first"])
 def test_readme_setup_in_either_order_lets_the_first_review_run_its_approved_checks(
     order: str, start_api: StartAPI, make_runner: MakeRunner, tmp_path: Path
@@ -69,7 +77,7 @@ def test_readme_setup_in_either_order_lets_the_first_review_run_its_approved_che
     home = tmp_path / "home"
     home.mkdir()
     # the engine's dependencies come from this interpreter: building an environment is not what is tested
-    env = {"HOME": str(home), "FIXLOOP_PYTHON": sys.executable}
+    env = {"HOME": str(home), "FIXLOOP_PYTHON": sys.executable, "PATH": path_without_fixloop()}
     model = FixloopModel(Scenario(main=first_session))
     api = start_api(model.script())
     runner = make_runner(api, plugin_dir=None, env=env)

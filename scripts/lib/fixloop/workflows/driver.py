@@ -50,7 +50,15 @@ def locked_update(
             gc.enable()
 
 
-def emit_events(state: RunState, events: list[Event], clock: Clock) -> None:
+def emit_events(state: RunState, events: list[Event], clock: Clock, at_ms: int | None = None) -> None:
+    """Write a step's events; `at_ms`: the time the step decided them, which they are stamped with (so a
+    phase's PHASE_START and PHASE_END are as far apart as its duration, however long the writing waited)."""
+    if at_ms is not None:
+        decided = at_ms / 1000
+
+        def clock() -> float:
+            return decided
+
     log = lifecycle.run_log(state, clock)
     for level, kind, fields in events:
         log.emit(level, kind, **fields)
@@ -125,7 +133,7 @@ def _advance_once(root: Path, run_id: str, clock: Clock, stopped: bool) -> dict[
 
     saved = locked_update(root, run_id, clock, step, "next")
     advance = done[-1]
-    emit_events(saved, advance.events, clock)
+    emit_events(saved, advance.events, clock, now)
     for agent, text in advance.tasks.items():
         write_atomic(task_path(root, run_id, agent), text.encode("utf-8"))
     if advance.work is None:
@@ -133,11 +141,12 @@ def _advance_once(root: Path, run_id: str, clock: Clock, stopped: bool) -> dict[
     number, work = advance.work
     output = perform(root, saved, work, clock, effects)
     events: list[Event] = []
+    handed_back = timekeeping.now_ms(clock)
 
     def hand_back(current: RunState) -> None:
-        events.extend(flow.apply_work(current, number, work, output, timekeeping.now_ms(clock), effects))
+        events.extend(flow.apply_work(current, number, work, output, handed_back, effects))
 
-    emit_events(locked_update(root, run_id, clock, hand_back, "work"), events, clock)
+    emit_events(locked_update(root, run_id, clock, hand_back, "work"), events, clock, handed_back)
     return None
 
 
