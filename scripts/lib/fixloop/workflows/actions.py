@@ -23,40 +23,68 @@ def subagent_type(agent: str) -> str:
 
 def new_dispatch(state: RunState, number: int, outcome: Dispatch, now: int) -> dict[str, Any]:
     """Store `outcome` as the run's pending dispatch (its agents' records start empty)."""
+    models = (state.get("config") or {}).get("models") or {}
+    calls = [
+        {
+            "agent": call.agent,
+            "description": call.description,
+            "model": models.get(call.role) if isinstance(models, dict) else None,
+        }
+        for call in outcome.calls
+    ]
+    dispatch = open_dispatch(state, number, outcome.label, outcome.round, calls, now)
+    flow_of(state)["records"] = {}
+    return dispatch
+
+
+def open_dispatch(
+    state: RunState,
+    phase: int,
+    label: str,
+    round_: Any,
+    calls: list[dict[str, Any]],
+    now: int,
+    reissue_of: int | None = None,
+    idle: int = 0,
+) -> dict[str, Any]:
+    """Store a dispatch of `calls` (each an `agent`, its `description` and `model`) as the run's pending one
+    under the next step number, each call with its prompt for that step, and enter the step in the run's
+    history. A follow-up names the step it `reissue_of`, and how often in a row it went out without a call
+    (`idle`)."""
     flow = flow_of(state)
     flow["dispatches"] = int(flow.get("dispatches") or 0) + 1
     step = flow["dispatches"]
     run_id = str(state["run_id"])
-    models = (state.get("config") or {}).get("models") or {}
-    dispatch = {
+    dispatch: dict[str, Any] = {
         "id": step,
-        "phase": number,
-        "label": outcome.label,
+        "phase": phase,
+        "label": label,
         "at_ms": now,
         "closed": False,
         "calls": [
             {
-                "agent": call.agent,
-                "subagent_type": subagent_type(call.agent),
-                "description": call.description,
-                "prompt": agent_prompt(run_id, step, outcome.label, call.agent),
-                "model": models.get(call.role) if isinstance(models, dict) else None,
+                "agent": call["agent"],
+                "subagent_type": subagent_type(call["agent"]),
+                "description": call["description"],
+                "prompt": agent_prompt(run_id, step, label, call["agent"]),
+                "model": call["model"],
             }
-            for call in outcome.calls
+            for call in calls
         ],
     }
+    entry: dict[str, Any] = {
+        "id": step,
+        "phase": phase,
+        "label": label,
+        "round": round_,
+        "at_ms": now,
+        "agents": [call["agent"] for call in calls],
+    }
+    if reissue_of is not None:
+        dispatch.update(idle=idle, reissue_of=reissue_of)
+        entry["reissue_of"] = reissue_of
     flow["dispatch"] = dispatch
-    flow["records"] = {}
-    flow.setdefault("history", []).append(
-        {
-            "id": step,
-            "phase": number,
-            "label": outcome.label,
-            "round": outcome.round,
-            "at_ms": now,
-            "agents": [call.agent for call in outcome.calls],
-        }
-    )
+    flow.setdefault("history", []).append(entry)
     return dispatch
 
 

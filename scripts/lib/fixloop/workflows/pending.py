@@ -78,40 +78,18 @@ def reissue(
 ) -> dict[str, Any]:
     """A follow-up dispatch with only the `missing` calls of `pending`; the answers already recorded for
     the step stay where they are."""
-    flow = flow_of(state)
     pending["closed"] = True
     pending["closed_at_ms"] = now
-    flow["dispatches"] = int(flow.get("dispatches") or 0) + 1
-    step = flow["dispatches"]
-    run_id = str(state["run_id"])
-    calls = [
-        {**call, "prompt": actions.agent_prompt(run_id, step, str(pending["label"]), call["agent"])}
-        for call in pending["calls"]
-        if call["agent"] in missing
-    ]
-    follow_up = {
-        **pending,
-        "id": step,
-        "at_ms": now,
-        "closed": False,
-        "closed_at_ms": None,
-        "calls": calls,
-        "idle": idle,
-        "reissue_of": pending.get("reissue_of") or pending["id"],
-    }
-    flow["dispatch"] = follow_up
-    flow.setdefault("history", []).append(
-        {
-            "id": step,
-            "phase": pending["phase"],
-            "label": pending["label"],
-            "round": _round_of(flow, pending),
-            "at_ms": now,
-            "agents": missing,
-            "reissue_of": follow_up["reissue_of"],
-        }
+    return actions.open_dispatch(
+        state,
+        pending["phase"],
+        str(pending["label"]),
+        _round_of(flow_of(state), pending),
+        [call for call in pending["calls"] if call["agent"] in missing],
+        now,
+        reissue_of=pending.get("reissue_of") or pending["id"],
+        idle=idle,
     )
-    return follow_up
 
 
 def _round_of(flow: dict[str, Any], pending: dict[str, Any]) -> Any:
