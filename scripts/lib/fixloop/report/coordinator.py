@@ -141,18 +141,23 @@ def _review_document(review: Review) -> dict[str, Any]:
     return document
 
 
-def _unreviewed_document(state: Mapping[str, Any]) -> dict[str, Any]:
-    """A run without a review phase (bugfix, ci, plan, pr) or before it: an ended run reports its own end."""
-    status = state.get("status")
+def _run_end(state: Mapping[str, Any]) -> tuple[Any, str | None, dict[str, Any] | None]:
+    """The run's end status, the reason its flow recorded (a string or None) and its error (or None)."""
     flow = state.get("flow")
     outcome = flow.get("outcome") if isinstance(flow, Mapping) else None
     outcome = outcome if isinstance(outcome, Mapping) else {}
     reason = outcome.get("reason") if isinstance(outcome.get("reason"), str) else None
+    error = outcome.get("error")
+    return state.get("status"), reason, dict(error) if isinstance(error, Mapping) else None
+
+
+def _unreviewed_document(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A run without a review phase (bugfix, ci, plan, pr) or before it: an ended run reports its own end."""
+    status, reason, error = _run_end(state)
     if status == "failed":
-        error = outcome.get("error")
-        if not isinstance(error, Mapping):
+        if error is None:
             error = {"code": reason or "RUN_FAILED", "message": "The run failed before any review."}
-        return {"status": "failed", "agent": AGENT_NAME, "error": dict(error)}
+        return {"status": "failed", "agent": AGENT_NAME, "error": error}
     document: dict[str, Any] = {"agent": AGENT_NAME, "review_iterations": [], "summary": summary(None)}
     if status in ("success", "partial", "user_cancelled", "dry_run_complete"):
         ended = f"The run ended {status}" + (f" ({reason})" if reason else "")
@@ -163,18 +168,13 @@ def _unreviewed_document(state: Mapping[str, Any]) -> dict[str, Any]:
 def _ended_before_the_review(state: Mapping[str, Any]) -> dict[str, Any]:
     """The run ended while its review was under way (the engine ended it: the coordinator stopped, too many
     errors): the run's own status and error, never `partial` for a run that failed."""
-    flow = state.get("flow")
-    outcome = flow.get("outcome") if isinstance(flow, Mapping) else None
-    outcome = outcome if isinstance(outcome, Mapping) else {}
-    status = str(state.get("status"))
-    reason = outcome.get("reason")
+    status, reason, error = _run_end(state)
     found: dict[str, Any] = {
-        "status": status,
+        "status": str(status),
         "message": f"The run ended {status} ({reason}) before its review did.",
     }
-    error = outcome.get("error")
     if status == "failed":
-        found["error"] = dict(error) if isinstance(error, Mapping) else {"code": reason or "RUN_FAILED"}
+        found["error"] = error if error is not None else {"code": reason or "RUN_FAILED"}
     return found
 
 
