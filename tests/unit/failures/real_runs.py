@@ -118,6 +118,24 @@ def _cargo_json(path: Path) -> list[str]:
     ]
 
 
+def _go_json(path: Path) -> list[str]:
+    """`go test -json`: `package > test` per failed test none of whose subtests failed (a parent fails with
+    its failing subtest and adds nothing to fix)."""
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    failed = [
+        (event["Package"], event["Test"])
+        for event in events
+        if event.get("Action") == "fail" and event.get("Test")
+    ]
+    parents = {  # every prefix: a subtest's own name may hold a slash (go-cmp's `Project3/Inequal`)
+        (package, "/".join(parts[:depth]))
+        for package, name in failed
+        for parts in [name.split("/")]
+        for depth in range(1, len(parts))
+    }
+    return [f"{package} > {name}" for package, name in failed if (package, name) not in parents]
+
+
 def _plain(failure: Failure) -> str:
     return failure.test_id
 
@@ -156,6 +174,9 @@ REAL_RUNS: tuple[RealRun, ...] = (
     RealRun("Jest", "jest", "jest/real.txt", "jest/real.json", _jest_like),
     RealRun("Vitest", "vitest", "vitest/real.txt", "vitest/real.json", _jest_like),
     RealRun("cargo test", "cargo", "cargo/real.txt", "cargo/real.json", _cargo_json),
+    RealRun("go test", "go", "go/real.txt", "go/real.json", _go_json, _in_file),
+    RealRun("go test -v", "go", "go/real_verbose.txt", "go/real.json", _go_json, _in_file),
+    RealRun("go test -json", "go", "go/real.json", "go/real.json", _go_json, _in_file),
 )  # fmt: skip
 
 
