@@ -100,6 +100,11 @@ class LoopConfig(Contract):
         default=MAX_ISSUES_PER_ANSWER,
         description="The most issues one reviewer answer may report; a longer answer is sent back.",
     )
+    max_findings_per_batch: Annotated[int, Field(ge=1, le=MAX_ITEMS, strict=True)] = Field(
+        default=25,
+        description="The most findings one verifier or fixer call gets; a round with more is verified and "
+        "fixed in consecutive batches of this size.",
+    )
     max_quality_retries: Annotated[int, Field(ge=0, le=MAX_QUALITY_RETRIES, strict=True)] = (
         MAX_QUALITY_RETRIES
     )

@@ -1,4 +1,5 @@
-"""The review-fixer's step of a round: snapshot and dispatch, then what the fix did to which files, and
+"""The review-fixer's step of a round: snapshot and dispatch (in batches of at most max_findings_per_batch
+issues, one call each, within the round's one snapshot), then what the fix did to which files, and
 undoing it (exactly the fixer's recorded edits: store.edits) when the user or the config chooses so."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from typing import Any
 
 from fixloop.core.agent_names import FIXER_AGENT
 from fixloop.core.errors import FixloopError
+from fixloop.review.batches import batch_count, batch_text, current_batch, last_batch
 from fixloop.review.prompts import fix_action
 from fixloop.review.rounds import review_scope
 from fixloop.review.state import AgentDocument, Fix, FixCounts, Record, Round, Snapshot
@@ -17,13 +19,15 @@ FIX_UNVERIFIED = "FIX_UNVERIFIED"
 
 
 def request_fix(ctx: StepContext, rnd: Round) -> Document:
-    """Snapshot the files the fix may touch and return the `fix` action for the round's fixable issues."""
+    """Snapshot the files the fix may touch and return the `fix` action for the first batch of the round's
+    fixable issues (all of them in one batch unless there are more than max_findings_per_batch)."""
     number = int(rnd["iteration"])
     fixable = set(rnd["fixable"])
     issue_files = {issue["file"] for issue in rnd["issues"] if issue["id"] in fixable}
     snapshot: Snapshot | None = None
     if ctx.effects is not None:
         snapshot = ctx.effects.take_snapshot(number, sorted(issue_files | set(review_scope(ctx.state))))
+    size = ctx.config.max_findings_per_batch
     rnd["fix"] = {
         "requested_at_ms": ctx.now,
         "issue_ids": list(rnd["fixable"]),
@@ -37,6 +41,9 @@ def request_fix(ctx: StepContext, rnd: Round) -> Document:
         "files_modified": [],
         "duration_ms": None,
         "error": None,
+        "batch": 1,
+        "batches": batch_count(len(rnd["fixable"]), size),
+        "batch_size": size,
     }
     ctx.emit("I", "REVIEW_FIX_ITERATION", iteration=number, direction="start", fixable_issues=len(fixable))
     return fix_action(ctx.state, rnd)
@@ -73,24 +80,34 @@ def _changed_files(ctx: StepContext, fix: Fix, number: int) -> list[str] | None:
         return None
 
 
-def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
-    """Count the fixer's results and find the files it modified (the snapshot's view wins over its claim)."""
+def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> Document | None:
+    """Take the current batch's answer; return the next batch's `fix` action, or, after the last batch,
+    settle the fix (claims check, files changed, counts) and return None."""
+    _take_batch(ctx, rnd, fix)
+    if not last_batch(fix):
+        fix["batch"] = int(fix.get("batch") or 1) + 1
+        fix["record"] = None
+        return fix_action(ctx.state, rnd)
+    _settle(ctx, rnd, fix)
+    return None
+
+
+def _take_batch(ctx: StepContext, rnd: Round, fix: Fix) -> None:
+    """Keep the batch's results (for its own issues only) and claimed files; a failed, invalid or missing
+    answer is an AGENT_FAILURE and its issues stay unfixed, while the other batches go on."""
     number = int(rnd["iteration"])
     record = fix.get("record")
     document = record.get("document") if record and record.get("valid") else None
-    results: list[dict[str, Any]] = list(document.get("results") or []) if document else []
-    changed = _changed_files(ctx, fix, number)
-    unverified = _check_claims(ctx, rnd, fix, results, changed)
-    attempted = [item for item in results if item.get("status") != "skipped"]
-    succeeded = [item for item in attempted if item.get("status") == "succeeded"]
-    counts: FixCounts = {
-        "attempted": len(attempted),
-        "succeeded": len(succeeded),
-        "failed": len(attempted) - len(succeeded),
-    }
+    batch = set(current_batch(fix["issue_ids"], fix))
+    results = [
+        dict(item)
+        for item in (document.get("results") or [] if document else [])
+        if item.get("issue_id") in batch
+    ]
     if document is None or document.get("status") == "failed":
         code, message = _fixer_failure(record, document)
-        fix["error"] = {"code": code, "message": message}
+        where = batch_text(fix)  # ", batch 2/3" when there are several
+        fix["error"] = {"code": code, "message": f"{where[2:]}: {message}" if where else message}
         ctx.emit(
             "E",
             "AGENT_FAILURE",
@@ -100,15 +117,32 @@ def close_fix(ctx: StepContext, rnd: Round, fix: Fix) -> None:
             message=message,
             recoverable=False,
         )
-    claimed: set[str] = set(document.get("files_modified") or []) if document else set()
+    claimed: set[str] = set(fix["files_claimed"])
+    claimed.update(document.get("files_modified") or [] if document else [])
     for item in results:
         claimed.update(item.get("files") or [])
+    fix["results"].extend(results)
+    fix["files_claimed"] = sorted(claimed)
+
+
+def _settle(ctx: StepContext, rnd: Round, fix: Fix) -> None:
+    """Count the results of every batch and find the files modified (the snapshot's view wins over the
+    fixer's claims), once, after the last batch."""
+    number = int(rnd["iteration"])
+    results = fix["results"]
+    changed = _changed_files(ctx, fix, number)
+    unverified = _check_claims(ctx, rnd, fix, results, changed)
+    attempted = [item for item in results if item.get("status") != "skipped"]
+    succeeded = [item for item in attempted if item.get("status") == "succeeded"]
+    counts: FixCounts = {
+        "attempted": len(attempted),
+        "succeeded": len(succeeded),
+        "failed": len(attempted) - len(succeeded),
+    }
     fix["done"] = True
     fix["result"] = counts
-    fix["results"] = results
-    fix["files_claimed"] = sorted(claimed)
     fix["files_changed"] = changed
-    fix["files_modified"] = sorted(changed) if changed is not None else sorted(claimed)
+    fix["files_modified"] = sorted(changed) if changed is not None else list(fix["files_claimed"])
     fix["duration_ms"] = max(0, ctx.now - int(fix["requested_at_ms"]))
     ctx.emit(
         "I",

@@ -14,6 +14,7 @@ from typing import Any
 from fixloop.core import timekeeping
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import current_round, started_review
+from fixloop.review.batches import last_batch
 from fixloop.review.state import RunState
 from fixloop.review.step import Document, StepContext
 from fixloop.runs import lifecycle
@@ -61,7 +62,7 @@ def verification_slot(state: Mapping[str, Any]) -> str | None:
     if rnd is None or not fix or rnd.get("verification") is not None:
         return None
     record = fix.get("record")
-    answered = fix.get("done") or (record is not None and record.get("valid"))
+    answered = fix.get("done") or (record is not None and record.get("valid") and last_batch(fix))
     return "post_fix" if answered else None
 
 

@@ -88,7 +88,9 @@ def _next_action(ctx: StepContext) -> Document:
                 return finish(ctx, None)  # a dry run reports what would be fixed and changes nothing
             return request_fix(ctx, rnd)
         if not fix["done"]:
-            close_fix(ctx, rnd, fix)
+            next_batch = close_fix(ctx, rnd, fix)
+            if next_batch is not None:
+                return next_batch
         if rnd["verification"] is None:
             return verify_action(ctx, rnd["iteration"], "post_fix")
         if not rnd["verification_passed"]:

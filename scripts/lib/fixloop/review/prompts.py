@@ -11,6 +11,7 @@ from fixloop.contracts.prompt_text import contract_text, review_guide_text
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 from fixloop.core.thresholds import QUALITY_PASS_SCORE
 from fixloop.review.access import config_of, run_id_of
+from fixloop.review.batches import batch_text, current_batch
 from fixloop.review.filter_text import accepted_lines, finding_rule_requirements
 from fixloop.review.state import Round, first_retry_context
 from fixloop.review.step import Document
@@ -148,14 +149,16 @@ def review_action(
 
 
 def verify_findings_action(state: Mapping[str, Any], rnd: Round) -> Document:
-    issues = _issues_for_agent(rnd, rnd["fixable"])
-    run_id = run_id_of(state)
+    """The verifier's action for the current batch of the round's fixable findings (review.batches)."""
     verifier: Mapping[str, Any] = rnd.get("verifier") or {}
+    issues = _issues_for_agent(rnd, current_batch(rnd["fixable"], verifier))
+    run_id = run_id_of(state)
     task_id = f"{run_id}-r{rnd['iteration']}"
     retry_errors = list(verifier.get("errors") or [])
+    batch = batch_text(verifier)
     lines = [
         f"fixloop run {run_id}: verify the {len(issues)} fixable finding(s) of review round "
-        f"{rnd['iteration']} before they are fixed. Working directory: {state.get('project_dir')}",
+        f"{rnd['iteration']}{batch} before they are fixed. Working directory: {state.get('project_dir')}",
         "",
         "For every issue id: check it against the code (accuracy_check: CORRECT, INCORRECT or "
         "PARTIALLY_CORRECT, with evidence; deletion_required for a wrong or harmful suggestion) and against "
@@ -163,6 +166,11 @@ def verify_findings_action(state: Mapping[str, Any], rnd: Round) -> Document:
         f"overall_score 0-100; below {QUALITY_PASS_SCORE} sends the review back to the reviewers) and list "
         "important issues the review missed (missing_issues).",
     ]
+    if batch:
+        lines.append(
+            f"This is{batch} of the round's {len(rnd['fixable'])} fixable findings: check the issues given "
+            "here and score the review by them; the other batches go to other calls."
+        )
     if retry_errors:
         lines += ["", f"RETRY (attempt {verifier.get('dispatches', 1)}): the previous verification failed:"]
         lines += [f"- {item}" for item in retry_errors]
@@ -177,6 +185,8 @@ def verify_findings_action(state: Mapping[str, Any], rnd: Round) -> Document:
     return {
         "action": "verify_findings",
         "round": rnd["iteration"],
+        "batch": int(verifier.get("batch") or 1),
+        "batches": int(verifier.get("batches") or 1),
         "agent": f"fixloop:{VERIFIER_AGENT}",
         "task_id": task_id,
         "issues": issues,
@@ -189,13 +199,14 @@ def verify_findings_action(state: Mapping[str, Any], rnd: Round) -> Document:
 
 
 def fix_action(state: Mapping[str, Any], rnd: Round) -> Document:
+    """The fixer's action for the current batch of the round's fixable findings (review.batches)."""
     fix = rnd["fix"]
     assert fix is not None
-    issues = _issues_for_agent(rnd, fix["issue_ids"])
+    issues = _issues_for_agent(rnd, current_batch(fix["issue_ids"], fix))
     run_id = run_id_of(state)
     lines = [
-        f"fixloop run {run_id}: fix the {len(issues)} issue(s) of review round {rnd['iteration']}. "
-        f"Working directory: {state.get('project_dir')}",
+        f"fixloop run {run_id}: fix the {len(issues)} issue(s) of review round {rnd['iteration']}"
+        f"{batch_text(fix)}. Working directory: {state.get('project_dir')}",
         "",
         "Rules: change only what each issue needs; do not touch unrelated code or files; do not commit, "
         "stash, reset or check out anything (fixloop snapshots the files and can roll your changes "
@@ -209,6 +220,8 @@ def fix_action(state: Mapping[str, Any], rnd: Round) -> Document:
     return {
         "action": "fix",
         "round": rnd["iteration"],
+        "batch": int(fix.get("batch") or 1),
+        "batches": int(fix.get("batches") or 1),
         "agent": f"fixloop:{FIXER_AGENT}",
         "issues": issues,
         "prompt": "\n".join(lines),

@@ -129,9 +129,27 @@ class _Verifier(TypedDict):
     quality_level: str | None
 
 
-class Verifier(_Verifier, total=False):
-    """The review-verifier's step of a round; the quality details once it answered."""
+class BatchScore(TypedDict):
+    batch: int
+    issues: int
+    score: int
+    quality_level: str
 
+
+class Verifier(_Verifier, total=False):
+    """The review-verifier's step of a round; the quality details once it answered.
+
+    A round of more fixable findings than max_findings_per_batch is verified in batches (review.batches):
+    `record`, `dispatches` and `errors` are the current batch's; `deletions`, `batch_scores`,
+    `unverified_batches`, `missing_issues` and `weaknesses` gather the batches answered so far.
+    """
+
+    batch: int
+    batches: int
+    batch_size: int
+    deletions: dict[str, str]
+    batch_scores: list[BatchScore]
+    unverified_batches: list[int]
     missing_issues: list[dict[str, Any]]
     weaknesses: list[str]
 
@@ -147,9 +165,7 @@ class FixError(TypedDict):
     message: str
 
 
-class Fix(TypedDict):
-    """The review-fixer's step of a round."""
-
+class _Fix(TypedDict):
     requested_at_ms: int
     issue_ids: list[str]
     snapshot: Snapshot | None
@@ -162,6 +178,15 @@ class Fix(TypedDict):
     files_modified: list[str]
     duration_ms: int | None
     error: FixError | None
+
+
+class Fix(_Fix, total=False):
+    """The review-fixer's step of a round. Fixed in batches (review.batches), `record` is the current
+    batch's; `results` and `files_claimed` gather the batches closed so far."""
+
+    batch: int
+    batches: int
+    batch_size: int
 
 
 _Round = TypedDict(

@@ -1,8 +1,10 @@
 """The review-verifier's step of a round: dispatch, deletions, and the quality gate's re-reviews.
 
-The verifier checks the round's fixable findings before they are fixed. Findings it proves wrong are
-deleted; a quality score below QUALITY_PASS_SCORE sends the review back to the reviewers while the
-configured quality retries last. A verifier that keeps failing is skipped: the findings go on unverified.
+The verifier checks the round's fixable findings before they are fixed, in batches of at most
+max_findings_per_batch (one call each, in finding order). Findings it proves wrong are deleted; a quality
+score below QUALITY_PASS_SCORE (the finding-weighted mean of the batches' scores) sends the review back to
+the reviewers while the configured quality retries last. A batch whose verifier keeps failing is skipped:
+its findings go on unverified.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from fixloop.core.agent_names import VERIFIER_AGENT
 from fixloop.core.thresholds import MAX_RETRIES, QUALITY_ERROR_CODE, QUALITY_PASS_SCORE
+from fixloop.review.batches import batch_count, batch_text, current_batch, last_batch
 from fixloop.review.prompts import verify_findings_action
 from fixloop.review.rounds import fixable_ids, request_review
 from fixloop.review.state import Round, Verifier, first_retry_context
@@ -27,6 +30,7 @@ def verifier_step(ctx: StepContext, rnd: Round) -> Document | None:
         return None
     verifier = rnd["verifier"]
     if verifier is None:
+        size = ctx.config.max_findings_per_batch
         rnd["verifier"] = {
             "requested_at_ms": ctx.now,
             "dispatches": 1,
@@ -36,6 +40,12 @@ def verifier_step(ctx: StepContext, rnd: Round) -> Document | None:
             "unavailable": False,
             "score": None,
             "quality_level": None,
+            "batch": 1,
+            "batches": batch_count(len(rnd["fixable"]), size),
+            "batch_size": size,
+            "deletions": {},
+            "batch_scores": [],
+            "unverified_batches": [],
         }
         return verify_findings_action(ctx.state, rnd)
     if verifier["done"]:
@@ -61,6 +71,7 @@ def _failure(verifier: Verifier) -> tuple[str, str] | None:
 def _retry_or_give_up(
     ctx: StepContext, rnd: Round, verifier: Verifier, code: str, message: str
 ) -> Document | None:
+    """Dispatch the current batch again while its retries last; else its findings go on unverified."""
     number = int(rnd["iteration"])
     ctx.emit(
         "E",
@@ -77,55 +88,112 @@ def _retry_or_give_up(
         verifier["record"] = None
         verifier["requested_at_ms"] = ctx.now
         return verify_findings_action(ctx.state, rnd)
-    verifier["done"] = True
-    verifier["unavailable"] = True
-    ctx.emit(
-        "W",
-        "WARNING",
-        code="VERIFIER_UNAVAILABLE",
-        message=f"The review verifier failed {verifier['dispatches']} times; round {number}'s findings "
-        "are used unverified.",
-        iteration=number,
-    )
+    verifier.setdefault("unverified_batches", []).append(int(verifier.get("batch") or 1))
+    if int(verifier.get("batches") or 1) > 1:
+        count = len(current_batch(rnd["fixable"], verifier))
+        text = (
+            f"The review verifier failed {verifier['dispatches']} times on round {number}"
+            f"{batch_text(verifier)}; its {count} finding(s) are used unverified."
+        )
+    else:
+        text = (
+            f"The review verifier failed {verifier['dispatches']} times; round {number}'s findings "
+            "are used unverified."
+        )
+    ctx.emit("W", "WARNING", code="VERIFIER_UNAVAILABLE", message=text, iteration=number)
     return None
 
 
 def apply_verifier(ctx: StepContext, rnd: Round, verifier: Verifier) -> Document | None:
-    """Use the verifier's answer: delete findings, then re-review on QUALITY_TOO_LOW while retries last.
+    """Use the current batch's answer, then dispatch the next batch or settle the round's findings.
 
-    A missing, invalid or failed answer is retried up to VERIFIER_MAX_DISPATCHES dispatches in all; after
-    that the findings go on unfiltered (WARNING VERIFIER_UNAVAILABLE). Returns the next action, or None when
-    the round's findings are final.
+    A missing, invalid or failed answer is retried up to VERIFIER_MAX_DISPATCHES dispatches of its batch;
+    after that the batch's findings go on unfiltered (WARNING VERIFIER_UNAVAILABLE). After the last batch
+    the deletions apply, and a quality score below the pass score re-reviews while retries last. Returns
+    the next action, or None when the round's findings are final.
     """
     failure = _failure(verifier)
     if failure is not None:
-        return _retry_or_give_up(ctx, rnd, verifier, *failure)
-    number = int(rnd["iteration"])
+        retry = _retry_or_give_up(ctx, rnd, verifier, *failure)
+        if retry is not None:
+            return retry
+    else:
+        _take_batch(ctx, rnd, verifier)
+    if not last_batch(verifier):
+        verifier["batch"] = int(verifier.get("batch") or 1) + 1
+        verifier["dispatches"] = 1
+        verifier["errors"] = []
+        verifier["record"] = None
+        verifier["requested_at_ms"] = ctx.now
+        return verify_findings_action(ctx.state, rnd)
+    return _settle(ctx, rnd, verifier)
+
+
+def _take_batch(ctx: StepContext, rnd: Round, verifier: Verifier) -> None:
+    """Keep the current batch's deletions (of its own ids only), score, weaknesses and missing issues."""
     record = verifier["record"]
     assert record is not None and record["document"] is not None
     result = record["document"].get("verification_result") or {}
     doomed = issues_to_delete(result)
-    known = {issue["id"] for issue in rnd["issues"]}
-    unknown = sorted(set(doomed) - known)
+    batch = current_batch(rnd["fixable"], verifier)
+    unknown = sorted(set(doomed) - set(batch))
     if unknown:
         ctx.emit(
             "W",
             "WARNING",
             code="VERIFIER_UNKNOWN_ISSUES",
-            message=f"The verifier named issue ids this round does not have: {', '.join(unknown)}.",
-            iteration=number,
+            message=f"The verifier named issue ids it was not given (round {rnd['iteration']}"
+            f"{batch_text(verifier)}): {', '.join(unknown)}.",
+            iteration=rnd["iteration"],
         )
-    removed = [issue["id"] for issue in rnd["issues"] if issue["id"] in doomed]
+    deletions = verifier.setdefault("deletions", {})
+    deletions.update({issue_id: doomed[issue_id] for issue_id in batch if issue_id in doomed})
     quality = result.get("quality_assessment") or {}
-    score = int(quality.get("overall_score", 0))
-    level = str(quality.get("quality_level") or "")
+    verifier.setdefault("batch_scores", []).append(
+        {
+            "batch": int(verifier.get("batch") or 1),
+            "issues": len(batch),
+            "score": int(quality.get("overall_score", 0)),
+            "quality_level": str(quality.get("quality_level") or ""),
+        }
+    )
+    missing = verifier.setdefault("missing_issues", [])
+    missing.extend(item for item in quality.get("missing_issues") or [] if item not in missing)
+    weaknesses = verifier.setdefault("weaknesses", [])
+    weaknesses.extend(str(item) for item in quality.get("weaknesses") or [] if str(item) not in weaknesses)
+
+
+def quality_level_of(score: int) -> str:
+    """The contract's level of a score (EXCELLENT 85-100, GOOD 70-84, ACCEPTABLE pass-69, POOR below)."""
+    if score >= 85:
+        return "EXCELLENT"
+    if score >= 70:
+        return "GOOD"
+    return "ACCEPTABLE" if score >= QUALITY_PASS_SCORE else "POOR"
+
+
+def _settle(ctx: StepContext, rnd: Round, verifier: Verifier) -> Document | None:
+    """After the last batch: the round's score (the finding-weighted mean of the batches' scores), the
+    quality gate, and the deletions. With no batch answered the findings go on unverified."""
+    number = int(rnd["iteration"])
     verifier["done"] = True
+    scores = verifier.get("batch_scores") or []
+    if not scores:
+        verifier["unavailable"] = True
+        return None
+    weight = sum(item["issues"] for item in scores)
+    score = round(sum(item["score"] * item["issues"] for item in scores) / max(1, weight))
+    level = scores[0]["quality_level"] if len(scores) == 1 else quality_level_of(score)
     verifier["score"] = score
     verifier["quality_level"] = level
-    verifier["missing_issues"] = list(quality.get("missing_issues") or [])
-    verifier["weaknesses"] = list(quality.get("weaknesses") or [])
+    doomed = verifier.get("deletions") or {}
+    removed = [issue["id"] for issue in rnd["issues"] if issue["id"] in doomed]
     if score < QUALITY_PASS_SCORE:
         if rnd["quality_retries"] < ctx.config.max_quality_retries:
+            quality = {
+                "weaknesses": verifier.get("weaknesses") or [],
+                "missing_issues": verifier.get("missing_issues") or [],
+            }
             return _quality_retry(ctx, rnd, score, level, quality, removed)
         ctx.emit(
             "W",

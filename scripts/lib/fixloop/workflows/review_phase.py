@@ -36,6 +36,12 @@ PUBLISH = "publish"
 PHASE_STATUS = {"success": "success", "partial": "partial", "dry_run_complete": "success"}
 
 
+def _batch_label(action: Mapping[str, Any]) -> str:
+    """ ", batch 2/3" for an action that hands over one of several batches of findings, else ""."""
+    batches = int(action.get("batches") or 1)
+    return f", batch {action.get('batch')}/{batches}" if batches > 1 else ""
+
+
 class ReviewPhase(Phase):
     agents = (*REVIEWER_AGENTS, FIXER_AGENT, VERIFIER_AGENT)
 
@@ -58,11 +64,11 @@ class ReviewPhase(Phase):
                 number,
             )
         if kind == "verify_findings":
-            label = f"verify the findings of round {number}"
+            label = f"verify the findings of round {number}" + _batch_label(action)
             call = Call(VERIFIER_AGENT, f"Verify round {number}", action["prompt"], "verifier")
             return Dispatch((call,), label, number)
         if kind == "fix":
-            label = f"fix round {number}"
+            label = f"fix round {number}" + _batch_label(action)
             call = Call(FIXER_AGENT, f"Fix round {number}", action["prompt"], "fixer")
             return Dispatch((call,), label, number)
         if kind == "ask_user":
