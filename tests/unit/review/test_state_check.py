@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from helpers_review import two_rounds
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixloop.cli import cli
 from fixloop.review.state import Review
-from fixloop.review.state_check import MAX_PROBLEMS, shape_problems
+from fixloop.review.state_check import MAX_PROBLEMS, _check, shape_problems
 from fixloop.runs import creation
 from fixloop.store import layout
 
@@ -44,6 +46,39 @@ def test_damage_is_named(damage: Any, problem: str) -> None:
     review = copy.deepcopy(two_rounds().state["review"])
     damage(review)
     assert problem in shape_problems(review, Review)
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list inside `value`, itself included."""
+    found = [value]
+    children = value.values() if isinstance(value, dict) else value
+    for child in children:
+        if isinstance(child, dict | list):
+            found.extend(_containers(child))
+    return found
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(where=st.integers(min_value=0), key=st.integers(min_value=0), replacement=JSON_VALUES)
+def test_the_quick_shape_check_agrees_with_the_walk(where: int, key: int, replacement: Any) -> None:
+    """shape_problems answers [] without walking only for exactly the reviews the walk finds nothing in."""
+    review = copy.deepcopy(two_rounds().state["review"])
+    containers = _containers(review)
+    target = containers[where % len(containers)]
+    if isinstance(target, dict) and target:
+        target[sorted(target)[key % len(target)]] = replacement
+    elif isinstance(target, list) and target:
+        target[key % len(target)] = replacement
+    walked: list[str] = []
+    _check(review, Review, "review", walked)
+    assert shape_problems(review, Review) == walked
 
 
 def test_the_list_of_problems_is_bounded() -> None:

@@ -40,7 +40,9 @@ def run_state(**overrides: Any) -> dict[str, Any]:
 
 
 def encoded(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    """The state file's text: one line per top-level key, its value compact."""
+    lines = [f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in doc.items()]
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
 def history_lines(path: Path) -> list[dict[str, Any]]:

@@ -63,14 +63,27 @@ def _json_type(value: Any) -> str:
 
 def encode_state(doc: Mapping[str, Any]) -> bytes:
     try:
-        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
-        data = (text + "\n").encode("utf-8")
+        data = (_state_text(doc, ensure_ascii=False) + "\n").encode("utf-8")
     except UnicodeEncodeError:
         # Lone surrogates cannot be UTF-8; \u escapes keep them and keep the file valid JSON.
-        data = (json.dumps(doc, ensure_ascii=True, indent=2, allow_nan=False) + "\n").encode("ascii")
+        data = (_state_text(doc, ensure_ascii=True) + "\n").encode("ascii")
     except (TypeError, ValueError) as error:
         raise FixloopError("STATE_INVALID", f"The state is not JSON-serialisable: {error}.") from None
     return data
+
+
+def _state_text(doc: Mapping[str, Any], ensure_ascii: bool) -> str:
+    """One line per top-level key, each value compact: json's C encoder writes no indentation, and the
+    Python one that does takes ten times as long over the review of a large run."""
+    if not doc or not all(isinstance(key, str) for key in doc):
+        return json.dumps(doc, ensure_ascii=ensure_ascii, indent=2, allow_nan=False)
+    lines = [
+        json.dumps(key, ensure_ascii=ensure_ascii)
+        + ": "
+        + json.dumps(value, ensure_ascii=ensure_ascii, allow_nan=False)
+        for key, value in doc.items()
+    ]
+    return "{\n  " + ",\n  ".join(lines) + "\n}"
 
 
 class StateStore:
@@ -131,7 +144,7 @@ class StateStore:
         """
         with self._locked():
             current, current_raw = self._load_locked()
-            work = copy.deepcopy(current)
+            work = json.loads(current_raw)  # a private copy: decoding again is faster than deepcopy
             result = fn(work)
             new = work if result is None else result
             if not isinstance(new, dict):
