@@ -66,16 +66,9 @@ def complete(dispatch: DispatchView, records: Iterable[Mapping[str, Any]]) -> bo
     and at least one was made. Calls it names but the model never made do not hold it up: the engine hands
     them out again (workflows.pending)."""
     agents = {name for name, _subagent_type, _model in dispatch.calls}
-    made: set[object] = set()
-    returned: set[object] = set()
-    for record in records:
-        if record.get("agent") not in agents:
-            continue
-        if record.get("kind") == "call" and ledger.in_step(record, dispatch.id, dispatch.at_ms):
-            made.add(record.get("tool_use_id"))
-        elif record.get("kind") == "result":
-            returned.add(record.get("tool_use_id"))
-    return bool(made) and made <= returned
+    calls, results = ledger.step_calls(records, dispatch.id, dispatch.at_ms, agents)
+    made = set(calls)
+    return bool(made) and made <= {result.get("tool_use_id") for result in results}
 
 
 def claim(context: RunContext, dispatch_id: int) -> bool:

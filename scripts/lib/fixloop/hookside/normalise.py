@@ -48,15 +48,8 @@ def refusal(context: RunContext, agent: str, records: Iterable[Mapping[str, Any]
 
 def called_in(pending: DispatchView, records: Iterable[Mapping[str, Any]], agent: str) -> bool:
     """Whether `agent` has a call in the pending step that ran or runs (not one the tool failed)."""
-    calls: list[object] = []
-    failed: set[object] = set()
-    for record in records:
-        if record.get("agent") != agent:
-            continue
-        if record.get("kind") == "call" and ledger.in_step(record, pending.id, pending.at_ms):
-            calls.append(record.get("tool_use_id"))
-        elif record.get("kind") == "result" and record.get("error") in TOOL_FAILURES:
-            failed.add(record.get("tool_use_id"))
+    calls, results = ledger.step_calls(records, pending.id, pending.at_ms, (agent,))
+    failed = {result.get("tool_use_id") for result in results if result.get("error") in TOOL_FAILURES}
     return any(tool_use_id not in failed for tool_use_id in calls)
 
 

@@ -36,7 +36,7 @@ from fixloop.store.jsonl import json_objects
 # Hooks import this module on every subagent call: the heavier imports wait until they are needed.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Collection, Iterable, Mapping
     from typing import Any
 
     PathText = str | os.PathLike[str]
@@ -125,6 +125,23 @@ def in_step(record: Mapping[str, Any], step: int, at_ms: int) -> bool:
         return record.get("step") == step
     ts = record.get("ts_ms")
     return isinstance(ts, int) and ts >= at_ms
+
+
+def step_calls(
+    records: Iterable[Mapping[str, Any]], step: int, at_ms: int, agents: Collection[object]
+) -> tuple[list[object], list[Mapping[str, Any]]]:
+    """The calls of `agents` in dispatch `step` (issued at `at_ms`), as their tool_use_ids, and those agents'
+    `result` lines (of any step: a result is matched to its call by tool_use_id), both in ledger order."""
+    calls: list[object] = []
+    results: list[Mapping[str, Any]] = []
+    for record in records:
+        if record.get("agent") not in agents:
+            continue
+        if record.get("kind") == "call" and in_step(record, step, at_ms):
+            calls.append(record.get("tool_use_id"))
+        elif record.get("kind") == "result":
+            results.append(record)
+    return calls, results
 
 
 def find_refused(records: Iterable[Mapping[str, Any]], tool_use_id: object) -> bool:
