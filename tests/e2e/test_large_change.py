@@ -1,11 +1,12 @@
 """A large change in the real CLI with the scripted model: no agent's task is cut.
 
 Claude Code delivers SubagentStart context only up to 10,000 characters. A 300-file change gives each
-reviewer a task far longer than that, and a 30-finding round gives the verifier and the fixer one too. Each
-scripted agent here does what its context says: when the context names a file to read the whole task from,
-it reads it with the real Read tool, in the ranges given, and rebuilds the task from the tool's results. It
-then checks that the task ends with its whole contract (the marker: the contract's last line) and that it
-holds every changed file or every finding, and only then answers, from the whole task.
+reviewer a task far longer than that. A 30-finding round goes to the verifier and the fixer in batches
+(max_findings_per_batch 20: two calls each, 20 findings then 10). Each scripted agent here does what its
+context says: when the context names a file to read the whole task from, it reads it with the real Read
+tool, in the ranges given, and rebuilds the task from the tool's results. It then checks that the task ends
+with its whole contract (the marker: the contract's last line) and that it holds every changed file or
+every finding of its batch, and only then answers, from the whole task.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ JSON = dict[str, Any]
 PARTS_DIR = "inventory/parts"
 EXTRA_FILES = 298  # with the sample's two changed files: a 300-file change
 FINDINGS = 30
+BATCH = 20  # max_findings_per_batch: the 30 findings go to the verifier and the fixer as 20 + 10
 CONTEXT_LIMIT = 10_000  # what Claude Code 2.1.328 delivers whole
 NOTE = re.compile(r"READ THE WHOLE TASK FIRST: (\S+) \((\d+) lines\)")
 RANGES = re.compile(r"offset:limit = ([\d:, ]+)")
@@ -144,11 +146,28 @@ def every_file_listed(task: str) -> list[str]:
     return [f"{name} not in the task" for name in wanted if f"\n- {name}\n" not in task]
 
 
-def every_finding(task: str) -> list[str]:
-    at = task.find("Issues:\n")
-    issues = json.JSONDecoder().raw_decode(task[at + len("Issues:\n") :])[0] if at >= 0 else []
-    ids = sorted(str(item["id"]) for item in issues)
-    return [] if len(ids) == FINDINGS else [f"{len(ids)} findings in the task, not {FINDINGS}"]
+class Batches:
+    """Checks each verifier or fixer task: it holds the whole batch its first line announces ("batch k/2",
+    20 then 10 findings). Keeps the ids of each batch, in order (an agent's later turns repeat its task)."""
+
+    def __init__(self) -> None:
+        self.ids: list[list[str]] = []
+        self.tasks: list[str] = []
+
+    def check(self, task: str) -> list[str]:
+        if self.tasks and self.tasks[-1] == task:
+            return []
+        self.tasks.append(task)
+        at = task.find("Issues:\n")
+        issues = json.JSONDecoder().raw_decode(task[at + len("Issues:\n") :])[0] if at >= 0 else []
+        ids = [str(item["id"]) for item in issues]
+        self.ids.append(ids)
+        number = len(self.ids)
+        wanted = BATCH if number == 1 else FINDINGS - BATCH
+        problems = [] if len(ids) == wanted else [f"{len(ids)} findings in batch {number}, not {wanted}"]
+        if f"round 1, batch {number}/2" not in task.split("\n", 1)[0]:
+            problems.append(f"task {number} does not say it is batch {number}/2")
+        return problems
 
 
 def finding(number: int) -> JSON:
@@ -203,33 +222,50 @@ def test_a_300_file_change_and_30_findings_reach_every_agent_whole(
     agents["code-reviewer"] = whole.wrap(
         "reviewer", reviewer({1: [finding(n) for n in range(FINDINGS)]}), every_file_listed
     )
-    agents[VERIFIER_AGENT] = whole.wrap("verifier", verifier(), every_finding)
-    agents[FIXER_AGENT] = whole.wrap("fixer", fix_every_part, every_finding)
+    verified, fixed = Batches(), Batches()
+    agents[VERIFIER_AGENT] = whole.wrap("verifier", verifier(), verified.check)
+    agents[FIXER_AGENT] = whole.wrap("fixer", fix_every_part, fixed.check)
     session = command_session(
         start_api,
         make_runner,
         shared_plugin_data,
         Scenario(agents=agents),
+        config={"max_findings_per_batch": BATCH},
         before=add_parts,
         timeout=600.0,
     )
     assert whole.problems == []
 
-    # Every reviewer of round 1, the verifier and the fixer got a task past the limit as head + file +
-    # contract, and read the file whole.
+    # The verifier and the fixer each got the 30 findings in two calls, 20 then 10, in the same order, and
+    # the coordinator's prompts name the batch.
+    assert len(verified.ids) == 2
+    assert len({*verified.ids[0], *verified.ids[1]}) == FINDINGS
+    assert fixed.ids == verified.ids
+    prompts = [str(u["input"]["prompt"]) for uses in session.dispatches() for u in uses]
+    for label in ("verify the findings of round 1", "fix round 1"):
+        assert [p.split(": ", 1)[1].split(".")[0] for p in prompts if f"{label}," in p] == [
+            f"{label}, batch 1/2",
+            f"{label}, batch 2/2",
+        ]
+
+    # Every task past the limit reached its agent as head + file + contract and was read whole (WholeTask);
+    # the reviewers' tasks of round 1 are past it.
     run_dir = session.project / ".claude" / "fixloop" / "runs" / session.run.run_id
-    for name in (*REVIEWER_AGENTS, VERIFIER_AGENT, FIXER_AGENT):
+    for name in REVIEWER_AGENTS:
         assert NOTE.search(whole.contexts[name][0]) is not None, name
         assert len(whole.tasks[name][0]) > CONTEXT_LIMIT, name
-    for name in (VERIFIER_AGENT, FIXER_AGENT):  # one task each: its file is still the one they were given
-        assert set(whole.tasks[name]) == {(run_dir / "tasks" / f"{name}.md").read_text(encoding="utf-8")}
-    (fixer_requests,) = session.instances(FIXER_AGENT)
-    assert [sorted({u["name"] for u in reply_tool_uses(r)}) for r in fixer_requests] == [
-        ["Read"],
-        ["Read"],
-        ["Edit"],
-        [],
+    for name, batches in ((VERIFIER_AGENT, verified), (FIXER_AGENT, fixed)):  # the file holds the last task
+        assert len(batches.tasks) == 2, name
+        assert batches.tasks[-1] == (run_dir / "tasks" / f"{name}.md").read_text(encoding="utf-8")
+    # Each fixer batch: (the task file,) its files, its edits in one message, its answer.
+    contexts = list(dict.fromkeys(whole.contexts[FIXER_AGENT]))
+    assert len(contexts) == 2
+    from_file = [NOTE.search(context) is not None for context in contexts]
+    calls = [
+        [sorted({u["name"] for u in reply_tool_uses(r)}) for r in requests]
+        for requests in session.instances(FIXER_AGENT)
     ]
+    assert calls == [[*([["Read"]] if read else []), ["Read"], ["Edit"], []] for read in from_file]
 
     # The run fixed all 30 and ended clean.
     report = session.report
