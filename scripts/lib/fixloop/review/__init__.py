@@ -9,6 +9,7 @@ rounds       opening a round, asking the reviewers, closing a pass with merged i
 verifier     the review-verifier's step and the quality gate's re-reviews
 convergence  resolved/introduced/persisting issues and the convergence rules
 fix          the review-fixer's step
+batches      the verifier's and the fixer's calls over at most max_findings_per_batch findings each
 gate         the verification gate, and `fixloop verify` feeding it
 questions    asking the user, choosing, rolling back
 outcome      how the loop ends
