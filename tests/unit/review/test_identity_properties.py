@@ -8,16 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from helpers_identity import assert_identity
 from helpers_review import issue
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
-from fixloop.review.filters import Baseline
-from fixloop.review.identity import LINE_TOLERANCE, Candidate, Description, closeness, group_reports
+from fixloop.review.identity import LINE_TOLERANCE, Candidate, Description, closeness
 from fixloop.review.issue_registry import IssueRegistry
 from fixloop.review.rounds import merge_issues
-from fixloop.runs.baseline import BaselineEntry
 
 TEMPLATES = (
     "{name} is never validated before use",
@@ -102,30 +101,6 @@ def reworded(draw: st.DrawFn, finding: Finding) -> tuple[str, int]:
     return text + reference + draw(st.sampled_from(("", ".", "!", ";", " ."))), line
 
 
-def entry(finding: dict[str, Any]) -> BaselineEntry:
-    return {
-        "fingerprint": "0123456789abcdef0123",
-        "file": finding["file"],
-        "line": finding["line"],
-        "category": finding["category"],
-        "description": finding["description"],
-        "reason": "accepted",
-        "issue_id": None,
-        "run_id": None,
-        "added_at": None,
-    }
-
-
-def assert_same(first: dict[str, Any], second: dict[str, Any], same: bool) -> None:
-    a, b = Candidate.of(first), Candidate.of(second)
-    assert (closeness(a, b) is not None) is same
-    assert (closeness(b, a) is not None) is same
-    assert group_reports([(REVIEWER_AGENTS[0], a), (REVIEWER_AGENTS[1], b)]) == ([0, 0] if same else [0, 1])
-    registry = IssueRegistry()
-    assert (registry.assign([a], 1) == registry.assign([b], 2)) is same
-    assert Baseline([entry(first)]).accepts(b) is same
-
-
 def test_every_template_has_at_least_two_words_so_one_word_changed_keeps_half_of_them() -> None:
     for template in TEMPLATES:
         assert len(Description.of(template.format(name="`x_y`", value="1")).words) >= 2, template
@@ -140,7 +115,7 @@ def test_another_identifier_is_another_finding(finding: Finding, other: str, dat
     text = Finding(finding.template, other, finding.value, moved, finding.file, finding.category).text(
         data.draw(st.sampled_from(NAME_STYLES))
     )
-    assert_same(finding.issue(), finding.issue(text, moved), False)
+    assert_identity(finding.issue(), finding.issue(text, moved), False)
 
 
 @settings(max_examples=200, deadline=None)
@@ -149,7 +124,7 @@ def test_another_value_is_another_finding(finding: Finding, other: int, style: s
     if "{value}" not in finding.template or other == finding.value:
         return
     changed = Finding(finding.template, finding.name, other, finding.line, finding.file, finding.category)
-    assert_same(finding.issue(), finding.issue(changed.text(value_style=style)), False)
+    assert_identity(finding.issue(), finding.issue(changed.text(value_style=style)), False)
 
 
 @settings(max_examples=200, deadline=None)
@@ -158,14 +133,14 @@ def test_the_same_words_far_apart_are_two_findings(finding: Finding, distance: i
     line = finding.line - distance if up else finding.line + distance
     if line < 1:
         return
-    assert_same(finding.issue(), finding.issue(line=line), False)
+    assert_identity(finding.issue(), finding.issue(line=line), False)
 
 
 @settings(max_examples=400, deadline=None)
 @given(finding=findings, data=st.data())
 def test_a_reworded_and_moved_report_is_the_same_finding(finding: Finding, data: st.DataObject) -> None:
     text, line = data.draw(reworded(finding))
-    assert_same(finding.issue(), finding.issue(text, line), True)
+    assert_identity(finding.issue(), finding.issue(text, line), True)
 
 
 reports = st.lists(

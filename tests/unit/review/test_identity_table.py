@@ -6,12 +6,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import pytest
+from helpers_identity import assert_identity
 from helpers_review import issue
 
-from fixloop.review.filters import Baseline
-from fixloop.review.identity import Candidate, closeness, group_reports
-from fixloop.review.issue_registry import IssueRegistry
-from fixloop.runs.baseline import BaselineEntry
+from fixloop.review.identity import Candidate, group_reports
 
 
 class Pair(NamedTuple):
@@ -222,20 +220,7 @@ PAIRS = [
 
 @pytest.mark.parametrize("row", PAIRS, ids=[row.reason for row in PAIRS])
 def test_pair(row: Pair) -> None:
-    first, second = Candidate.of(row.first), Candidate.of(row.second)
-    assert (closeness(first, second) is not None) is row.same
-    assert (closeness(second, first) is not None) is row.same
-    # two reviewers in one round: one finding when the same
-    assert group_reports([("code-reviewer", first), ("silent-failure-hunter", second)]) == (
-        [0, 0] if row.same else [0, 1]
-    )
-    # across rounds: the same id when the same
-    registry = IssueRegistry()
-    [old] = registry.assign([first], 1)
-    [new] = registry.assign([second], 2)
-    assert (new == old) is row.same
-    # the baseline accepts the second when the first is accepted, only when they are the same
-    assert Baseline([entry(row.first)]).accepts(second) is row.same
+    assert_identity(row.first, row.second, row.same)
 
 
 @pytest.mark.parametrize("row", PAIRS, ids=[row.reason for row in PAIRS])
@@ -245,18 +230,3 @@ def test_one_reviewer_has_two_of_its_findings_merged_only_when_it_repeated_one(r
     assert group_reports([("code-reviewer", first), ("code-reviewer", second)]) == (
         [0, 0] if repeated else [0, 1]
     )
-
-
-def entry(finding: dict[str, Any]) -> BaselineEntry:
-    return {
-        # a fingerprint of the older rule, which never equals the current one: only the identity can match
-        "fingerprint": "0123456789abcdef0123",
-        "file": finding["file"],
-        "line": finding["line"],
-        "category": finding["category"],
-        "description": finding["description"],
-        "reason": "accepted",
-        "issue_id": None,
-        "run_id": None,
-        "added_at": None,
-    }
