@@ -12,6 +12,7 @@ from typing import Any
 
 from fixloop.report.fail_level import SEVERITY_RANK, severity_of
 from fixloop.report.sarif import SARIF_SCHEMA, SARIF_VERSION
+from fixloop.runs.coverage import coverage_of
 
 STATUS_ORDER = ("success", "dry_run_complete", "partial", "failed")  # best to worst
 ISSUE_LISTS = ("fixed_issues", "remaining_issues", "introduced_issues")
@@ -32,16 +33,7 @@ def merge_coverage(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     not_reviewed = sorted(
         (dict(item) for part in parts for item in part.get("not_reviewed") or []), key=lambda i: i["file"]
     )
-    by_reason: dict[str, int] = {}
-    for item in not_reviewed:
-        by_reason[item["code"]] = by_reason.get(item["code"], 0) + 1
-    return {
-        "changed_files": len(reviewed) + len(not_reviewed),
-        "reviewed_files": len(reviewed),
-        "reviewed": reviewed,
-        "not_reviewed": not_reviewed,
-        "not_reviewed_by_reason": dict(sorted(by_reason.items())),
-    }
+    return coverage_of(reviewed, not_reviewed)
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

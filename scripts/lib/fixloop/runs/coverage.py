@@ -44,8 +44,12 @@ def not_reviewed(state: Mapping[str, Any]) -> list[dict[str, str]]:
 def coverage(state: Mapping[str, Any]) -> dict[str, Any]:
     """The counts (changed_files, reviewed_files, not_reviewed_by_reason) and the lists (reviewed: the
     files handed to the reviewers; not_reviewed: each file left out, with its reason)."""
-    reviewed = sorted(str(name) for name in state.get("changed_files") or [])
-    left_out = not_reviewed(state)
+    return coverage_of(sorted(str(name) for name in state.get("changed_files") or []), not_reviewed(state))
+
+
+def coverage_of(reviewed: list[str], left_out: list[dict[str, Any]]) -> dict[str, Any]:
+    """The coverage document of the files `reviewed` and those `left_out` (each with its `code`): the
+    lists as given, and their counts, the left-out files counted by code."""
     by_reason: dict[str, int] = {}
     for item in left_out:
         by_reason[item["code"]] = by_reason.get(item["code"], 0) + 1
