@@ -13,6 +13,7 @@ from helpers_review import CR, FakeEffects, Loop, fixer_doc, issue, make_state, 
 from fixloop.core.errors import FixloopError
 from fixloop.review.batches import batch_count, current_batch
 from fixloop.review.prompts import issue_for_agent
+from fixloop.review.views import status_document
 from fixloop.workflows.review_phase import _batch_label
 
 FINDINGS = 60
@@ -103,6 +104,8 @@ def test_sixty_findings_are_verified_in_three_batches_with_a_failing_middle_batc
     third = loop.next()
     assert (third["batch"], ids(third)) == (3, expected[2])
     assert "RETRY" not in third["prompt"]
+    status = status_document(loop.state)["round"]["verifier"]
+    assert (status["batch"], status["batches"], status["dispatches"], status["done"]) == (3, 3, 1, False)
     loop.record("review-verifier", verifier_doc(60, missing=["an unchecked return value"]))
 
     fix = loop.next()
@@ -199,6 +202,8 @@ def test_sixty_findings_are_fixed_in_three_batches_and_claims_are_checked_once_a
 
     third = loop.next()
     assert (third["batch"], ids(third)) == (3, expected[2])
+    status = status_document(loop.state)["round"]["fix"]
+    assert (status["batch"], status["batches"], status["done"]) == (3, 3, False)
     # batch 3 claims all ten; the ledger backs only nine of them
     loop.record("review-fixer", each_fixed(expected[2], files))
     effects.touched = [files[i] for i in [*expected[0], *expected[2][:9]]]

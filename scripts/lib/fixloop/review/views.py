@@ -112,10 +112,22 @@ def _round_status(rnd: Round) -> dict[str, Any]:
         "fixable_issues": len(rnd["fixable"]),
         "verifier": None
         if verifier is None
-        else {"done": verifier["done"], "dispatches": verifier["dispatches"], "score": verifier.get("score")},
+        else {
+            "done": verifier["done"],
+            "dispatches": verifier["dispatches"],
+            "score": verifier.get("score"),
+            "batch": verifier.get("batch", 1),
+            "batches": verifier.get("batches", 1),
+        },
         "fix": None
         if fix is None
-        else {"done": fix["done"], "result": fix["result"], "issue_ids": fix["issue_ids"]},
+        else {
+            "done": fix["done"],
+            "result": fix["result"],
+            "issue_ids": fix["issue_ids"],
+            "batch": fix.get("batch", 1),
+            "batches": fix.get("batches", 1),
+        },
         "verification_passed": rnd.get("verification_passed"),
     }
 
