@@ -1,4 +1,5 @@
-"""Run one of the project's commands through the shell, the way every verification and test run does.
+"""Run one of the project's commands through the shell (or, an argument list, without one), the way every
+verification and test run does.
 
 The command runs in the project directory with no standard input, its output (and errors) going to a file
 the caller holds (so a background child that keeps the output open cannot hang us), in a process group of
@@ -15,7 +16,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
@@ -49,15 +50,18 @@ def _signals_interrupt() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def run_in_own_group(command: str, cwd: Path, timeout_seconds: float, output: BinaryIO) -> int | None:
+def run_in_own_group(
+    command: str | Sequence[str], cwd: Path, timeout_seconds: float, output: BinaryIO
+) -> int | None:
     """The command's exit code, or None when it timed out. OSError when it cannot start; Interrupted (or
-    KeyboardInterrupt) when we are told to stop, after the command's group is killed."""
+    KeyboardInterrupt) when we are told to stop, after the command's group is killed. A string runs through
+    the shell; an argument list runs as it is, with no shell."""
     with _signals_interrupt():
         process: subprocess.Popen[bytes] | None = None
         try:
             process = subprocess.Popen(
-                command,
-                shell=True,
+                command if isinstance(command, str) else list(command),
+                shell=isinstance(command, str),
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=output,

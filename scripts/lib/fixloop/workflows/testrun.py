@@ -1,14 +1,16 @@
 """Work "tests": run the project's configured test command, or exactly the tests a phase names, and say
 what failed.
 
-The command runs through `runs.shell_command.run_in_own_group` (the shell, in the project, in its own process
-group; the verify timeout ends everything it started); its whole output goes to
+The command runs through `runs.shell_command.run_in_own_group` (in the project, in its own process group; the
+verify timeout ends everything it started): the configured command through the shell, or, for named tests,
+the argument list `testcommand.select` builds from it, with no shell; its whole output goes to
 `<run dir>/tests/<n>-<purpose>.log`. The output is parsed by `fixloop.failures` (JUnit XML reports the
 runner wrote during the run count too) into at most MAX_FAILURES failures of at most MAX_DETAIL_LINES
 lines each. Logs STEP_START, STEP_END and DATA_COLLECTED (data_type test_output, source auto_run).
 
 The result (JSON data, kept in the run state): `status` test_failed | test_passed | not_run, `reason`,
-`command`, `selected` (the command names tests), `exit_code`, `duration_ms`, `output_file`, `lines`,
+`command`, `selected` (the command names tests), `not_selected` (why named tests run with the whole
+command, also a WARNING TESTS_NOT_SELECTED), `exit_code`, `duration_ms`, `output_file`, `lines`,
 `parser`, `counts`, `run_error`, `failures`, `failures_total`, `junit_files`, `outcomes` (for each named
 test of `params["tests"]`: {"test", "outcome"}) and `output_tail`.
 """
@@ -33,7 +35,8 @@ from fixloop.runs.lifecycle import Clock
 from fixloop.runs.shell_command import run_in_own_group
 from fixloop.runs.verification import require_approved
 from fixloop.store import layout
-from fixloop.workflows.testselect import detect_runner, matches, outcome, selection_command, short_name
+from fixloop.workflows.testcommand import select
+from fixloop.workflows.testselect import detect_runner, matches, outcome, short_name
 
 TESTS = "tests"  # the Work kind whose performer is run_tests
 COMMAND_FAILURE = "(test command)"  # the id of a failed run whose output named no failure
@@ -45,6 +48,7 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 TAIL_LINES = 200
 OUTPUT_TAIL_CHARS = 2000
 TESTS_DIR = "tests"
+PARSER_OF = {"node-test": "tap"}  # the failure parser of a runner testselect detects, where the names differ
 # JUnit reports: *.xml files under the project written since the run began (a second of slack for file
 # systems with coarse timestamps), found in a bounded walk that skips hidden and dependency folders.
 JUNIT_SLACK_SECONDS = 1.0
@@ -70,8 +74,10 @@ def run_tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: 
     if not command or not command.strip():
         return _not_configured(purpose, tests)
     runner = detect_runner(command)
-    selected = selection_command(command, runner, tests)
-    final = selected or command
+    selection = select(command, tests)
+    argv = selection.argv if selection is not None else None
+    final = selection.shown if selection is not None and argv is not None else command
+    not_selected = selection.reason if selection is not None and argv is None else None
     run_dir = Path(layout.run_dir(root, str(state["run_id"])))
     output = _output_path(run_dir, purpose)
     project = Path(str(state.get("project_dir") or root))
@@ -86,8 +92,11 @@ def run_tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: 
         "total_steps": int(params.get("total_steps") or 1),
     }
     log.emit("I", "STEP_START", **step)
+    if not_selected:
+        message = f"The named tests cannot run alone ({not_selected}): the whole test command runs."
+        log.emit("W", "WARNING", code="TESTS_NOT_SELECTED", message=message, phase=params.get("phase"))
     with engine_busy(run_dir, f"the tests ({purpose})"):
-        run = _execute(final, project, config.verify_timeout_seconds, output, clock)
+        run = _execute(list(argv) if argv else command, project, config.verify_timeout_seconds, output, clock)
     text, lines = _read_output(output)
     parsed = _parse(text, runner)
     junit_files, junit = _junit(project, run["started_wall"])
@@ -115,7 +124,8 @@ def run_tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: 
         "status": status,
         "reason": run["reason"],
         "command": final,
-        "selected": selected is not None,
+        "selected": argv is not None,
+        "not_selected": not_selected,
         "runner": runner,
         "exit_code": run["exit_code"],
         "duration_ms": run["duration_ms"],
@@ -163,6 +173,7 @@ def _not_configured(purpose: str, tests: list[dict[str, Any]]) -> dict[str, Any]
         "reason": "not_configured",
         "command": None,
         "selected": False,
+        "not_selected": None,
         "runner": None,
         "exit_code": None,
         "duration_ms": None,
@@ -199,7 +210,9 @@ def _output_path(run_dir: Path, purpose: str) -> Path:
     return folder / f"{number:02d}-{purpose}.log"
 
 
-def _execute(command: str, cwd: Path, timeout: float, output: Path, clock: Clock) -> dict[str, Any]:
+def _execute(
+    command: str | list[str], cwd: Path, timeout: float, output: Path, clock: Clock
+) -> dict[str, Any]:
     started_wall = time.time()
     started = timekeeping.now_ms(clock)
     with output.open("wb") as handle:
@@ -252,7 +265,7 @@ def _shown_path(path: Path, project: Path) -> str:
 
 
 def _parse(text: str, runner: str | None) -> Parsed:
-    parsed = parse(text, runner)
+    parsed = parse(text, PARSER_OF.get(runner, runner) if runner else None)
     if runner is not None and not parsed.found_anything():
         return parse(text)  # the command named a runner, but another one printed
     return parsed

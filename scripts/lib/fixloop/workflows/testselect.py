@@ -1,29 +1,29 @@
-"""Which tests a run names, and how the engine runs exactly those: runner detection from the configured
-test command, the command that selects tests by name per runner, and what became of each named test.
+"""Which tests a run names and what became of each: runner detection from the configured test command,
+names and labels, and whether a run's failures or counts say a named test failed, passed or did not run
+(the command that runs exactly the named tests: testcommand.py).
 
 A named test is a dict: `file`, `name`, `line` (from an agent's answer), and for a failure the run saw
-before, its runner's `id` (e.g. `tests/test_x.py::test_y`). The command is always the ENGINE's: the
-configured `test_command` with selection arguments appended, never a command an agent wrote.
+before, its runner's `id` (e.g. `tests/test_x.py::test_y`) and, for go test, its package (`suite`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 NamedTest = Mapping[str, Any]
-SELECTING_RUNNERS: tuple[str, ...] = ("pytest", "unittest", "vitest", "jest", "playwright")
 OUTCOMES: tuple[str, ...] = ("failed", "passed", "not_run", "error")
 _SEPARATORS = ("::", " > ", " \u203a ", ".")
 _PARAMETERS = re.compile(r"\[[^\[\]]*\]$")
-_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
-_REGEX_SPECIALS = re.compile(r"([.*+?^${}()|\[\]\\/])")
+_UNITTEST_NOT_LOADED = "unittest.loader._FailedTest."
 
 
 def detect_runner(command: str | None) -> str | None:
-    """The test runner a command starts, when the engine can select tests for it (else None)."""
+    """The test runner a command starts, when the engine can select tests for it (else None): pytest,
+    unittest, vitest, jest, playwright, go, cargo or node-test."""
     if not command:
         return None
     try:
@@ -38,6 +38,14 @@ def detect_runner(command: str | None) -> str | None:
             return "unittest"
         if base in ("vitest", "jest", "playwright"):
             return base
+        if base == "go" and tokens[index + 1 : index + 2] == ["test"]:
+            return "go"
+        if base == "cargo" and "test" in tokens[index + 1 : index + 3]:  # `cargo test`, `cargo +nightly test`
+            return "cargo"
+        if base in ("node", "nodejs"):  # `node --test`: the option before any file
+            options = itertools.takewhile(lambda word: word.startswith("-"), tokens[index + 1 :])
+            if "--test" in options:
+                return "node-test"
     return None
 
 
@@ -52,12 +60,15 @@ def short_name(test_id: str) -> str:
 def from_failure(failure: Mapping[str, Any]) -> dict[str, Any]:
     """A failure the run saw, as a named test (its id kept for exact matching)."""
     test_id = str(failure.get("test_id") or "")
-    return {
+    test = {
         "id": test_id,
         "file": failure.get("file"),
         "name": short_name(test_id),
         "line": failure.get("line"),
     }
+    if failure.get("suite"):
+        test["suite"] = failure["suite"]  # go test's package
+    return test
 
 
 def label(test: NamedTest) -> str:
@@ -66,82 +77,6 @@ def label(test: NamedTest) -> str:
         return str(test["id"])
     name, file = str(test.get("name") or ""), test.get("file")
     return f"{file}::{name}" if file and not name.startswith(str(file)) else name
-
-
-# ---- the command -----------------------------------------------------------------------------------
-
-
-def _pattern(names: Iterable[str]) -> str:
-    escaped = list(dict.fromkeys(_REGEX_SPECIALS.sub(r"\\\1", name) for name in names))
-    return escaped[0] if len(escaped) == 1 else "(" + "|".join(escaped) + ")"
-
-
-def _pytest_id(test: NamedTest) -> str | None:
-    test_id, file, name = str(test.get("id") or ""), test.get("file"), str(test.get("name") or "")
-    if "::" in test_id or test_id.endswith(".py"):
-        return test_id
-    if name.startswith(f"{file}::") or (not file and "::" in name):
-        return name
-    return f"{file}::{name}" if file and name else None
-
-
-def _unittest_name(test: NamedTest) -> str | None:
-    """The dotted name unittest selects a test by: its id (a subtest's description dropped), else the
-    test file's module and the test's `Case.method` name (the module alone for a bare method name)."""
-    test_id = str(test.get("id") or "").split(" ", 1)[0]
-    if "." in test_id and _DOTTED.match(test_id) and not test_id.startswith("unittest."):
-        return test_id  # not a fixture's (`setUpClass (m.Case)`) nor a module's that did not import
-    file, name = (
-        str(test.get("file") or "").removeprefix("./"),
-        str(test.get("name") or "").replace("::", "."),
-    )
-    if not file.endswith(".py") or file.startswith("/") or ".." in file:
-        return None
-    module = file.removesuffix(".py").replace("/", ".")
-    if not _DOTTED.match(module):
-        return None
-    if name.startswith(module + ".") and _DOTTED.match(name):
-        return name
-    if "." in name and _DOTTED.match(name):
-        return f"{module}.{name}"
-    return module
-
-
-def selection_command(command: str, runner: str | None, tests: Sequence[NamedTest]) -> str | None:
-    """`command` narrowed to `tests` for `runner`, or None when it cannot be (run the whole command then).
-
-    pytest: the node ids appended; unittest: dotted test names appended (not after `discover`); vitest:
-    `<files> -t <names>`; jest: `-t <names>`; playwright: `<file>:<line>` for each, else `-g <names>`.
-    Names go in as escaped regular expressions.
-    """
-    if not tests or runner not in SELECTING_RUNNERS:
-        return None
-    names = [str(test.get("name") or "") for test in tests]
-    files = [str(test.get("file") or "") for test in tests]
-    if runner == "unittest":
-        dotted = [_unittest_name(test) for test in tests]
-        if any(item is None for item in dotted) or " discover" in f" {command}":
-            return None  # `discover` takes no test names
-        return " ".join([command, *(str(item) for item in dict.fromkeys(dotted))])
-    if runner == "pytest":
-        ids = [_pytest_id(test) for test in tests]
-        if any(item is None for item in ids):
-            return None
-        return " ".join([command, *(shlex.quote(str(item)) for item in dict.fromkeys(ids))])
-    if not all(names):
-        return None
-    if runner == "vitest":
-        if not all(files):
-            return None
-        unique = (shlex.quote(file) for file in dict.fromkeys(files))
-        return " ".join([command, *unique, "-t", shlex.quote(_pattern(names))])
-    if runner == "jest":
-        return f"{command} -t {shlex.quote(_pattern(names))}"
-    lines = [test.get("line") for test in tests]
-    if all(files) and all(isinstance(line, int) for line in lines):
-        places = dict.fromkeys(f"{file}:{line}" for file, line in zip(files, lines, strict=True))
-        return " ".join([command, *(shlex.quote(place) for place in places)])
-    return f"{command} -g {shlex.quote(_pattern(names))}"
 
 
 # ---- what became of a named test --------------------------------------------------------------------
@@ -167,6 +102,9 @@ def matches(failure: Mapping[str, Any], test: NamedTest) -> bool:
     test_id = str(failure.get("test_id") or "")
     if test.get("id") and test_id == test["id"]:
         return True
+    if test_id.startswith(_UNITTEST_NOT_LOADED) and test.get("id"):
+        # a module that did not import fails its tests; a name the module does not hold is no failure of it
+        return str(test["id"]).startswith(test_id.removeprefix(_UNITTEST_NOT_LOADED) + ".")
     if not _same_file(_failure_file(failure), test.get("file")):
         return False
     if failure.get("kind") == "error" and test.get("file") and _failure_file(failure):
@@ -178,6 +116,8 @@ def matches(failure: Mapping[str, Any], test: NamedTest) -> bool:
     wanted = _PARAMETERS.sub("", name)
     if plain == wanted or plain.endswith(tuple(separator + wanted for separator in _SEPARATORS)):
         return True
+    if plain.startswith(wanted + "/") and not any(mark in plain for mark in ("::", " > ", " \u203a ")):
+        return True  # go test: a subtest of the named test failed (`TestA/case`), so TestA failed
     return short_name(test_id) == short_name(name)
 
 

@@ -1,20 +1,21 @@
 """Bugfix phase 0, collect and classify the failure: the engine runs the project's tests (Work "tests"),
 keeps the bounded failures, and the failure analyst classifies them into the stack's categories.
 
-Tests the user's description names (pytest node ids) run alone first; only when none of them fails does the
-whole suite run. No failure and no description from the user: WARNING NO_FAILURE_FOUND and the run ends,
-successful, with nothing to fix. No test command configured: WARNING TESTS_NOT_CONFIGURED, and the
-description alone goes on.
+Tests the user's description names (in the form the project's runner reports them: named_tests.py) run alone
+first; only when none of them fails alone does the whole suite run (when they cannot be run alone, the whole
+suite runs at once, and the test run says why). No failure and no description from the user: WARNING
+NO_FAILURE_FOUND and the run ends, successful, with nothing to fix. No test command configured: WARNING
+TESTS_NOT_CONFIGURED, and the description alone goes on.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from fixloop.contracts.bugfix import FAILURE_ANALYST, categories_for
+from fixloop.workflows.bugfix.named_tests import named_tests
 from fixloop.workflows.bugfix.tasks import analyst_task
 from fixloop.workflows.bugfix.tooluse import tests_ran
 from fixloop.workflows.consult import consult
@@ -22,14 +23,11 @@ from fixloop.workflows.context import PhaseContext
 from fixloop.workflows.outcomes import Outcome, PhaseDone, RunDone, Work
 from fixloop.workflows.phase import Phase
 from fixloop.workflows.testrun import COMMAND_FAILURE, TESTS
-from fixloop.workflows.testselect import detect_runner, short_name
+from fixloop.workflows.testselect import detect_runner
 
 # failures_total: the run kept at most testrun.MAX_FAILURES of them
-_NODE_ID = re.compile(r"[\w./-]+\.py::[\w.:\[\]-]+")
-MAX_DESCRIPTION_SCANNED = 100_000
-MAX_NAMED = 20
 RUN_FIELDS: tuple[str, ...] = ("status", "reason", "command", "exit_code", "duration_ms", "output_file")
-RUN_FIELDS += ("lines", "counts", "failures_total")
+RUN_FIELDS += ("lines", "counts", "failures_total", "selected", "not_selected")
 
 
 def _description(ctx: PhaseContext) -> str:
@@ -59,19 +57,9 @@ def categories_problem(stack: object, document: Mapping[str, Any]) -> dict[str, 
     }
 
 
-def named_tests(description: str) -> list[dict[str, Any]]:
-    """The pytest node ids a user's description names (`tests/test_x.py::test_y`), as named tests."""
-    ids = dict.fromkeys(match.group(0) for match in _NODE_ID.finditer(description[:MAX_DESCRIPTION_SCANNED]))
-    return [{"id": node, "file": node.split("::", 1)[0], "name": short_name(node)} for node in ids][
-        :MAX_NAMED
-    ]
-
-
-def _shows_failure(result: Mapping[str, Any]) -> bool:
-    failures = result.get("failures") or []
-    return result.get("status") == "test_failed" and any(
-        item.get("test_id") != COMMAND_FAILURE for item in failures
-    )
+def _named_failed(result: Mapping[str, Any]) -> bool:
+    """Whether a test the user named failed in a run of the named tests alone."""
+    return any(item.get("outcome") == "failed" for item in result.get("outcomes") or [])
 
 
 def _collect_params(ctx: PhaseContext) -> dict[str, Any]:
@@ -113,15 +101,15 @@ class CollectPhase(Phase):
             self._described(ctx)
         command = ctx.config.test_command
         if command and command.strip():
-            named = named_tests(data["description"]) if detect_runner(command) == "pytest" else []
+            named = named_tests(data["description"], detect_runner(command))
             result = ctx.work_result(TESTS)
             if named and "alone" not in data:
                 if result is None:  # the tests the user named run alone first
                     return Work(TESTS, {**_collect_params(ctx), "tests": named})
                 data["alone"] = {key: result.get(key) for key in RUN_FIELDS}
-                if not _shows_failure(result):
+                if result.get("selected") and not _named_failed(result):
                     ctx.forget_work(TESTS)  # they pass alone, or were not found: run the whole suite
-                    result = None
+                    result = None  # (not selected: the whole suite already ran)
             if result is None:
                 return Work(TESTS, _collect_params(ctx))
             data["test_run"] = {key: result.get(key) for key in RUN_FIELDS}

@@ -32,10 +32,13 @@ def _test_run(run: Mapping[str, Any] | None) -> str:
         return "not run"
     if run.get("status") == "not_run":
         return f"not run ({run.get('reason')})"
-    return (
+    text = (
         f"`{run.get('command')}` exited {run.get('exit_code')} ({run.get('status')}); "
         f"whole output: {run.get('output_file')}"
     )
+    if run.get("not_selected"):
+        text += f"; the named tests could not run alone ({run['not_selected']}), so the whole suite ran"
+    return text
 
 
 def _failures(collected: Mapping[str, Any], detail_lines: int) -> str:
