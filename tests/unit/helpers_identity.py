@@ -1,5 +1,6 @@
-"""Checks shared by the finding identity tests: whether two findings are one, asked of every place that
-decides identity (closeness, grouping within a round, ids across rounds, the baseline)."""
+"""Shared by the finding identity and baseline tests: whether two findings are one, asked of every place that
+decides identity (closeness, grouping within a round, ids across rounds, the baseline), and a finding's
+baseline entry."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from fixloop.review.identity import Candidate, closeness, group_reports
 from fixloop.review.issue_registry import IssueRegistry
 from fixloop.runs.baseline import BaselineEntry
 
+# A fingerprint of the older rule, which never equals the current one: only the identity can match it.
+OLDER_RULE_FINGERPRINT = "0123456789abcdef0123"
 
-def baseline_entry(finding: dict[str, Any]) -> BaselineEntry:
-    """`finding` accepted in the baseline."""
+
+def baseline_entry(finding: dict[str, Any], fingerprint: str = OLDER_RULE_FINGERPRINT) -> BaselineEntry:
+    """`finding` accepted in the baseline, under `fingerprint`."""
     return {
-        # a fingerprint of the older rule, which never equals the current one: only the identity can match
-        "fingerprint": "0123456789abcdef0123",
+        "fingerprint": fingerprint,
         "file": finding["file"],
         "line": finding["line"],
         "category": finding["category"],

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from helpers_identity import baseline_entry
 from helpers_review import Loop, issue, make_state
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.coordinator import coordinator_output
 from fixloop.review.identity import fingerprint
-from fixloop.runs.baseline import BASELINE_FILE, BaselineEntry, baseline_text
+from fixloop.runs.baseline import BASELINE_FILE, baseline_text
 
 FILES = ("src/app.py", "src/db.py")
 CATEGORIES = ("bug", "security", "style")
@@ -45,20 +46,6 @@ reports = st.lists(
 )
 
 
-def entry(finding: dict[str, Any]) -> BaselineEntry:
-    return {
-        "fingerprint": fingerprint(finding),
-        "file": finding["file"],
-        "line": finding["line"],
-        "category": finding["category"],
-        "description": finding["description"],
-        "reason": "accepted",
-        "issue_id": None,
-        "run_id": None,
-        "added_at": None,
-    }
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reports=reports, picks=st.lists(st.booleans(), max_size=30), extra=st.lists(findings, max_size=4))
 def test_no_baselined_fingerprint_is_fixable_or_remaining(
@@ -70,7 +57,9 @@ def test_no_baselined_fingerprint_is_fixable_or_remaining(
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         (root / BASELINE_FILE).parent.mkdir()
-        (root / BASELINE_FILE).write_text(baseline_text([entry(item) for item in accepted]))
+        (root / BASELINE_FILE).write_text(
+            baseline_text([baseline_entry(item, fingerprint(item)) for item in accepted])
+        )
         state = make_state(FILES, use_verifier=False)
         state["project_dir"] = str(root)
         loop = Loop(state)
