@@ -237,7 +237,9 @@ def test_a_fixer_batch_answer_is_recorded_for_that_batch_and_none_after_the_last
     expected = slices(loop.review_doc["rounds"][0]["fixable"])
     assert loop.record("review-fixer", None, INVALID)["attempt"] == 1
     loop.record("review-fixer", fixer_doc({i: "succeeded" for i in expected[0]}))
-    loop.next()
+    loop.verify(True)  # a `fixloop verify` between batches: no slot waits for it yet
+    assert loop.review_doc["rounds"][0]["verification"] is None
+    assert loop.next()["batch"] == 2
     second = loop.record("review-fixer", fixer_doc({i: "succeeded" for i in expected[1]}))
     assert (second["attempt"], second["valid"]) == (1, True)  # batch 2's record starts afresh
     assert loop.review_doc["rounds"][0]["fix"]["record"]["attempts"] == 1
