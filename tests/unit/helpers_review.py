@@ -163,6 +163,10 @@ class FakeEffects:
     changed: list[str] = field(default_factory=lambda: ["src/app.py"])
     snapshots: list[tuple[int, list[str]]] = field(default_factory=list)
     rollbacks: list[str] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # a file's lines, for shard planning (0 unless set)
+
+    def line_counts(self, files: Sequence[str]) -> dict[str, int]:
+        return {name: self.lines.get(name, 0) for name in files}
 
     def take_snapshot(self, round_number: int, files: Sequence[str]) -> dict[str, Any]:
         self.snapshots.append((round_number, list(files)))

@@ -40,11 +40,21 @@ REMAINING = [
 ]
 
 
-def report(files: list[str], status: str, run_id: str) -> dict[str, Any]:
-    """A run's JSON report over `files` (the findings in them), as `review report --format json` gives."""
+def report(files: list[str], status: str, run_id: str, shards: int = 1) -> dict[str, Any]:
+    """A run's JSON report over `files` (the findings in them), as `review report --format json` gives:
+    reviewed in `shards`, with the silent-failure hunter failing on web/e.ts."""
     fixed = [i for i in FIXED if i["file"] in files]
     remaining = [i for i in REMAINING if i["file"] in files]
     reviewed = [name for name in files if name != BINARY]
+    missed = [name for name in reviewed if name == "web/e.ts"]
+    by_reviewer = {
+        "files": len(reviewed),
+        "shards": shards,
+        "reviewers": {
+            "code-reviewer": {"reviewed": len(reviewed), "not_reviewed": []},
+            "silent-failure-hunter": {"reviewed": len(reviewed) - len(missed), "not_reviewed": missed},
+        },
+    }
     left_out = [
         {"file": name, "code": "binary", "reason": "binary"} for name in files if name not in reviewed
     ]
@@ -68,12 +78,13 @@ def report(files: list[str], status: str, run_id: str) -> dict[str, Any]:
             "reviewed": reviewed,
             "not_reviewed": left_out,
             "not_reviewed_by_reason": {"binary": len(left_out)} if left_out else {},
+            "by_reviewer": by_reviewer,
         },
     }
 
 
 def test_the_merge_of_shard_reports_equals_one_report_over_the_same_findings() -> None:
-    one = report(FILES, "partial", "r0")
+    one = report(FILES, "partial", "r0", shards=3)
     shards = [
         report(["core/c.py", "core/d.py"], "success", "r1"),
         report(["web/e.ts", BINARY], "partial", "r2"),

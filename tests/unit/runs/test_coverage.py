@@ -77,6 +77,7 @@ def test_a_run_names_every_changed_file_it_does_not_review(git_project: Path) ->
             {"file": "vendor/lib.py", "code": "excluded", "reason": EXCLUDED_REASON},
         ],
         "not_reviewed_by_reason": {"binary": 1, "excluded": 1, "generated": 1},
+        "by_reviewer": None,  # no review round closed yet
     }
     assert not_reviewed_lines(state) == [
         "Not reviewed: 3 of 4 changed file(s) (1 binary, 1 excluded by review_include/review_exclude, "
@@ -122,6 +123,7 @@ def test_every_report_format_carries_the_coverage() -> None:
     assert (
         "## Coverage\n\n"
         f"{reviewed} of {reviewed + 2} changed file(s) reviewed.\n\n"
+        f"Reviewed in one call each: each of the 6 reviewers saw all {reviewed} file(s).\n\n"
         "| Not reviewed | Why |\n| --- | --- |\n"
         f"| `logo.png` | {BINARY_REASON} |\n"
         f"| `vendor/lib.py` | {EXCLUDED_REASON} |\n"

@@ -164,6 +164,15 @@ class LoopConfig(Contract):
     review_exclude: list[GlobPattern] = Field(
         default_factory=list, description="Never review files matching one of these globs."
     )
+    review_shard_files: Annotated[int, Field(ge=1, le=MAX_ITEMS, strict=True)] = Field(
+        default=200,
+        description="A change with more files is reviewed in shards of at most this many files, one "
+        "reviewer call per role and shard.",
+    )
+    review_shard_lines: Annotated[int, Field(ge=100, le=10_000_000, strict=True)] = Field(
+        default=20_000,
+        description="A shard holds files of at most this many lines in all (a larger file is a shard alone).",
+    )
     min_severity: Severity = Field(
         default="low", description="Drop findings less severe than this (critical, high, medium, low)."
     )

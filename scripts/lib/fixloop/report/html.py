@@ -21,7 +21,7 @@ from fixloop.report.html_assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from fixloop.report.issue_chart import counts_table, issue_chart, round_counts
 from fixloop.review.access import started_review
 from fixloop.review.views import final_round
-from fixloop.runs.coverage import coverage
+from fixloop.runs.coverage import coverage, reviewer_sentences
 from fixloop.runs.usage import unpriced_note
 from fixloop.runs.verification import STEP_NAMES
 
@@ -198,6 +198,7 @@ def _lists(document: Mapping[str, Any]) -> str:
 def _coverage(state: Mapping[str, Any]) -> str:
     doc = coverage(state)
     body = f"<p>{doc['reviewed_files']} of {doc['changed_files']} changed file(s) reviewed.</p>"
+    body += "".join(f"<p>{_e(sentence)}</p>" for sentence in reviewer_sentences(doc.get("by_reviewer")))
     if doc["not_reviewed"]:
         rows = "".join(
             f"<tr><td><code>{_e(item['file'])}</code></td><td>{_e(item['reason'])}</td></tr>"

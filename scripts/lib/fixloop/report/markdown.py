@@ -7,7 +7,7 @@ from typing import Any
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.coordinator import coordinator_output
-from fixloop.runs.coverage import coverage
+from fixloop.runs.coverage import coverage, reviewer_sentences
 from fixloop.runs.usage import unpriced_note
 from fixloop.runs.verification import STEP_NAMES
 
@@ -181,6 +181,8 @@ def coverage_lines(state: Mapping[str, Any]) -> list[str]:
         "",
         f"{doc['reviewed_files']} of {doc['changed_files']} changed file(s) reviewed.",
     ]
+    sentences = reviewer_sentences(doc.get("by_reviewer"))
+    lines += ["", " ".join(sentences)] if sentences else []
     if doc["not_reviewed"]:
         lines += ["", "| Not reviewed | Why |", "| --- | --- |"]
         lines += [f"| {_code(item['file'])} | {_cell(item['reason'])} |" for item in doc["not_reviewed"]]

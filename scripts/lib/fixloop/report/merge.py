@@ -12,7 +12,7 @@ from typing import Any
 
 from fixloop.report.fail_level import SEVERITY_RANK, severity_of
 from fixloop.report.sarif import SARIF_SCHEMA, SARIF_VERSION
-from fixloop.runs.coverage import coverage_of
+from fixloop.runs.coverage import coverage_of, merge_reviewer_coverage
 
 STATUS_ORDER = ("success", "dry_run_complete", "partial", "failed")  # best to worst
 ISSUE_LISTS = ("fixed_issues", "remaining_issues", "introduced_issues")
@@ -33,7 +33,8 @@ def merge_coverage(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     not_reviewed = sorted(
         (dict(item) for part in parts for item in part.get("not_reviewed") or []), key=lambda i: i["file"]
     )
-    return coverage_of(reviewed, not_reviewed)
+    by_reviewer = merge_reviewer_coverage([part.get("by_reviewer") for part in parts])
+    return {**coverage_of(reviewed, not_reviewed), "by_reviewer": by_reviewer}
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ remaining findings of the report. A round that closed without enough reviewers c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fixloop.review.access import previous_round
@@ -16,10 +16,15 @@ from fixloop.review.state import Issue, Review, Round
 
 
 def carried_issues(
-    review: Review, rnd: Round, failed_agents: Iterable[str], everything: bool = False
+    review: Review,
+    rnd: Round,
+    failed_agents: Iterable[str],
+    everything: bool = False,
+    unreviewed: Mapping[str, list[str]] | None = None,
 ) -> list[Issue]:
     """The findings of the round before `rnd` that it neither confirmed nor refuted (all of them with
-    `everything`: the round is inconclusive), as copies marked `carried_over`."""
+    `everything`: the round is inconclusive), as copies marked `carried_over`. In a round reviewed in
+    shards a reviewer failed only for the files of its failed shards (`unreviewed`: reviewer -> files)."""
     previous = previous_round(review, rnd)
     if previous is None or not previous.get("closed"):
         return []
@@ -30,10 +35,17 @@ def carried_issues(
     for issue in previous.get("issues") or []:
         if issue["id"] in fixed or issue["id"] in seen:
             continue
-        if everything or set(issue.get("agents") or []) <= failed:
+        if everything or set(issue.get("agents") or []) <= _failed_for(issue, failed, unreviewed):
             copy: dict[str, Any] = {**issue, "carried_over": True}
             found.append(copy)  # type: ignore[arg-type]
     return found
+
+
+def _failed_for(issue: Issue, failed: set[str], unreviewed: Mapping[str, list[str]] | None) -> set[str]:
+    """The reviewers that failed to look at the issue's file."""
+    if unreviewed is None:
+        return failed
+    return {agent for agent in failed if agent not in unreviewed or issue["file"] in unreviewed[agent]}
 
 
 def _verified_fixes(rnd: Round) -> set[str]:

@@ -31,6 +31,29 @@ class ProjectEffects:
     def touched_since(self, snap: Mapping[str, Any]) -> list[str]:
         return edits.touched_since(snap)
 
+    def line_counts(self, files: Sequence[str]) -> dict[str, int]:
+        return {name: count_lines(self.project / name) for name in files}
+
+
+# A file is counted up to this size: past it the file fills a shard alone anyway.
+COUNTED_BYTES = 16 * 1024 * 1024
+CHUNK = 1024 * 1024
+
+
+def count_lines(path: Path) -> int:
+    """The lines of a file (0 when it cannot be read: a deleted file has no lines to review)."""
+    count = 0
+    try:
+        with path.open("rb") as handle:
+            for _ in range(COUNTED_BYTES // CHUNK):
+                chunk = handle.read(CHUNK)
+                if not chunk:
+                    break
+                count += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") or len(chunk) == CHUNK else 1)
+    except OSError:
+        return 0
+    return count
+
 
 def project_effects(root: Path, state: Mapping[str, Any]) -> ProjectEffects:
     """The effects for run `state` of the project at `root` (its project_dir when it has one)."""

@@ -13,7 +13,8 @@ from fixloop.review.fix import close_fix, request_fix
 from fixloop.review.gate import failed_steps_text, verify_action
 from fixloop.review.outcome import finish, terminal_action
 from fixloop.review.questions import ask
-from fixloop.review.rounds import close_round, request_review, start_round
+from fixloop.review.rounds import close_round, request_review, review_files, start_round
+from fixloop.review.shards import fold_shard, sharded
 from fixloop.review.state import RunState
 from fixloop.review.step import Document, Effects, StepContext, Transition
 from fixloop.review.verifier import verifier_step
@@ -64,6 +65,8 @@ def _next_action(ctx: StepContext) -> Document:
         if rnd["review_requested_at_ms"] is None:
             return request_review(ctx, rnd)
         if not rnd["closed"]:
+            if sharded(rnd) and fold_shard(ctx, rnd):
+                return review_files(ctx, rnd)
             failure = close_round(ctx, rnd)
             if failure is not None:
                 return failure

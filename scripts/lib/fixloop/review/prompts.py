@@ -13,6 +13,7 @@ from fixloop.core.thresholds import QUALITY_PASS_SCORE
 from fixloop.review.access import config_of, run_id_of
 from fixloop.review.batches import batch_text, current_batch
 from fixloop.review.filter_text import accepted_lines, finding_rule_requirements
+from fixloop.review.shards import files_to_review, shard_position
 from fixloop.review.state import Round, first_retry_context
 from fixloop.review.step import Document
 from fixloop.runs.baseline import BaselineEntry
@@ -73,8 +74,14 @@ def review_task(
     workflow = state.get("workflow")
     desc = (
         f"fixloop run {run_id}, review round {rnd['iteration']} (workflow {workflow}): review "
-        f"{len(rnd.get('scope') or [])} changed file(s)" + (f" against {base_ref}" if base_ref else "") + "."
+        f"{len(files_to_review(rnd))} changed file(s)" + (f" against {base_ref}" if base_ref else "") + "."
     )
+    position = shard_position(rnd)
+    if position is not None:
+        desc += (
+            f" Shard {position[0]} of {position[1]} of a {len(rnd['scope'])}-file change: the other shards "
+            "go to other calls, so review only these files."
+        )
     return {
         "task_id": f"{run_id}-r{rnd['iteration']}",
         "review_type": "diff" if base_ref else "file",
@@ -90,11 +97,13 @@ def reviewer_prompt(
     state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any], accepted: Sequence[BaselineEntry] = ()
 ) -> str:
     config = config_of(state)
-    files = rnd.get("scope") or []
+    files = files_to_review(rnd)
     base_ref = state.get("base_ref")
+    position = shard_position(rnd)
     lines = [
         f"fixloop run {run_id_of(state)}: review round {rnd['iteration']}"
         + (f", attempt {task['retry_context']['attempt_number']}" if rnd.get("pass", 1) > 1 else "")
+        + (f", shard {position[0]} of {position[1]}" if position is not None else "")
         + ".",
         f"Working directory: {task['working_directory']}",
         "",
@@ -134,9 +143,11 @@ def review_action(
     state: Mapping[str, Any], rnd: Round, task: Mapping[str, Any], accepted: Sequence[BaselineEntry] = ()
 ) -> Document:
     run_id = run_id_of(state)
+    position = shard_position(rnd)
     return {
         "action": "review",
         "round": rnd["iteration"],
+        "shard": list(position) if position is not None else None,
         "attempt": task["retry_context"]["attempt_number"],
         "agents": [f"fixloop:{agent}" for agent in REVIEWER_AGENTS],
         "task": dict(task),

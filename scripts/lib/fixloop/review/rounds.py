@@ -9,6 +9,7 @@ from fixloop.contracts.coordinator import LoopConfig
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.errors import FixloopError
 from fixloop.review.access import started_review
+from fixloop.review.agent_results import agent_result
 from fixloop.review.carry import carried_issues
 from fixloop.review.filters import (
     SEVERITY_RANK,
@@ -21,7 +22,15 @@ from fixloop.review.identity import Candidate, group_reports, issue_number
 from fixloop.review.issue_registry import IssueRegistry
 from fixloop.review.outcome import fail
 from fixloop.review.prompts import review_action, review_task
-from fixloop.review.state import AgentResult, ErrorDocument, Issue, IssueSource, Round, RunState, new_round
+from fixloop.review.shards import (
+    files_to_review,
+    pass_outcomes,
+    plan_pass,
+    sharded,
+    thin_shards,
+    unreviewed_files,
+)
+from fixloop.review.state import AgentResult, Issue, IssueSource, Round, RunState, new_round
 from fixloop.review.step import Document, StepContext
 from fixloop.review.views import files_modified
 from fixloop.runs.changed_files import reviewable_files
@@ -61,16 +70,23 @@ def fixable_ids(
 
 
 def request_review(ctx: StepContext, rnd: Round) -> Document:
-    """Open a review pass of `rnd` and return the `review` action for it."""
+    """Open a review pass of `rnd` (in shards when its scope is large) and return the `review` action for
+    it (for its first shard)."""
     if rnd["iteration"] > 1 or rnd["pass"] > 1:
         rnd["scope"] = review_scope(ctx.state)
+    rnd["review_requested_at_ms"] = ctx.now
+    rnd["records"] = {}
+    plan_pass(ctx, rnd)
+    return review_files(ctx, rnd)
+
+
+def review_files(ctx: StepContext, rnd: Round) -> Document:
+    """The `review` action of the open pass's files (its current shard's, when sharded)."""
     try:
         rules = finding_rules(ctx.state, ctx.config)
     except FixloopError as error:
         return fail(ctx, _rules_error(error))
-    accepted = accepted_in_scope(rules, rnd["scope"])
-    rnd["review_requested_at_ms"] = ctx.now
-    rnd["records"] = {}
+    accepted = accepted_in_scope(rules, files_to_review(rnd))
     task = review_task(ctx.state, rnd, accepted)
     for agent in REVIEWER_AGENTS:
         ctx.emit("D", "AGENT_IO", agent=agent, direction="input", iteration=rnd["iteration"], content=task)
@@ -79,58 +95,6 @@ def request_review(ctx: StepContext, rnd: Round) -> Document:
 
 def _rules_error(error: FixloopError) -> dict[str, Any]:
     return {"code": error.code, "message": error.message, **error.details}
-
-
-def _error_doc(
-    code: str, message: str, phase: str = "unknown", recoverable: bool = False, stack_trace: str | None = None
-) -> ErrorDocument:
-    return {
-        "code": code,
-        "message": message,
-        "phase": phase,
-        "recoverable": recoverable,
-        "stack_trace": stack_trace,
-    }
-
-
-def _failed(agent: str, error: ErrorDocument) -> tuple[AgentResult, list[dict[str, Any]], list[str]]:
-    return {"agent": agent, "status": "failed", "error": error}, [], []
-
-
-def _agent_result(rnd: Round, agent: str) -> tuple[AgentResult, list[dict[str, Any]], list[str]]:
-    """(agents_results entry, issues, positive observations) of one reviewer in the closing pass."""
-    record = rnd["records"].get(agent)
-    if record is None:
-        return _failed(
-            agent, _error_doc("NULL_RESPONSE", f"Agent {agent} returned nothing", "execution", True)
-        )
-    if not record["valid"]:
-        problem = record.get("error") or {}
-        return _failed(
-            agent,
-            _error_doc(
-                str(problem.get("code") or "SCHEMA_VIOLATION"),
-                str(problem.get("message") or f"Agent {agent} returned an invalid result"),
-                "parsing",
-                False,
-            ),
-        )
-    document = record["document"] or {}
-    if document.get("status") != "success":
-        problem = document.get("error") or {}
-        return _failed(
-            agent,
-            _error_doc(
-                str(problem.get("code") or "UNKNOWN_ERROR"),
-                str(problem.get("message") or "unknown error"),
-                str(problem.get("phase") or "unknown"),
-                bool(problem.get("recoverable", False)),
-                problem.get("stack_trace"),
-            ),
-        )
-    issues = list(document.get("issues") or [])
-    observations = [str(item) for item in document.get("positive_observations") or []]
-    return {"agent": agent, "status": "success", "issues_count": len(issues)}, issues, observations
 
 
 def close_round(ctx: StepContext, rnd: Round) -> Document | None:
@@ -142,12 +106,19 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
     agents_results: list[AgentResult] = []
     raw: list[tuple[str, dict[str, Any]]] = []
     observations: list[str] = []
-    for agent in REVIEWER_AGENTS:
-        result, issues, positive = _agent_result(rnd, agent)
+    if sharded(rnd):
+        outcomes = pass_outcomes(rnd)
+        unreviewed = unreviewed_files(rnd)
+        if unreviewed:
+            rnd["unreviewed"] = unreviewed
+    else:
+        outcomes = [agent_result(rnd, agent) for agent in REVIEWER_AGENTS]
+    for agent, (result, issues, positive) in zip(REVIEWER_AGENTS, outcomes, strict=True):
         agents_results.append(result)
+        # A failed reviewer has no findings, unless it failed only some shards: those of the others count.
+        raw.extend((agent, issue) for issue in issues)
+        observations.extend(item for item in positive if item not in observations)
         if result["status"] == "success":
-            raw.extend((agent, issue) for issue in issues)
-            observations.extend(item for item in positive if item not in observations)
             continue
         error = result["error"]
         ctx.emit(
@@ -173,7 +144,22 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
 
     succeeded = sum(1 for item in agents_results if item["status"] == "success")
     failed_names = [str(item["agent"]) for item in agents_results if item["status"] == "failed"]
-    if succeeded < ctx.config.min_required_agents:
+    thin = thin_shards(rnd, ctx.config.min_required_agents) if sharded(rnd) else []
+    if thin:
+        rnd["issues"] = carried_issues(ctx.review, rnd, failed_names, everything=True)
+        rnd["issues_found"] = len(rnd["issues"])
+        shards = ", ".join(f"shard {shard} ({count}/{len(REVIEWER_AGENTS)})" for shard, count in thin)
+        return fail(
+            ctx,
+            {
+                "code": "INSUFFICIENT_COVERAGE",
+                "message": f"Too few review agents answered for {shards} of {len(rnd['shards'])} "
+                f"(at least {ctx.config.min_required_agents} required for every shard)",
+                "failed_agents": [item for item in agents_results if item["status"] == "failed"],
+                "suggestion": "Check why the failed agents failed, fix the cause and run the review again.",
+            },
+        )
+    if succeeded < ctx.config.min_required_agents and not sharded(rnd):
         rnd["issues"] = carried_issues(ctx.review, rnd, failed_names, everything=True)
         rnd["issues_found"] = len(rnd["issues"])
         failed_agents = [item for item in agents_results if item["status"] == "failed"]
@@ -219,7 +205,8 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
     rnd["issues_found"] = len(round_issues)
     rnd["fixable"] = fixable_ids(round_issues, ctx.config, ctx.review.get("unverified_fixes"))
     rnd["positive_observations"] = observations
-    round_issues.extend(carried_issues(ctx.review, rnd, failed_names))  # counted as remaining, not found
+    carried = carried_issues(ctx.review, rnd, failed_names, unreviewed=rnd.get("unreviewed"))
+    round_issues.extend(carried)  # counted as remaining, not found
     return None
 
 

@@ -230,12 +230,18 @@ class Round(_Round, total=False):
     """One review round: its passes, the verifier, tracking against the previous round, fix, verification.
 
     missing_issues is set by a quality retry, removed_issues once the verifier's deletions are applied,
-    rollback when the round's fix is rolled back (what was restored, kept, refused or left as is).
+    rollback when the round's fix is rolled back (what was restored, kept, refused or left as is). A pass
+    reviewed in shards (review.shards) holds them, the current one, each reviewer's folded results and, once
+    closed, the files each reviewer left unreviewed.
     """
 
     missing_issues: list[str]
     removed_issues: list[Issue]
     rollback: RollbackReport
+    shards: list[list[str]]
+    shard: int
+    shard_results: dict[str, dict[str, Any]]
+    unreviewed: dict[str, list[str]]
 
 
 class Question(TypedDict):

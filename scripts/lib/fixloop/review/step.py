@@ -34,6 +34,8 @@ class Effects(Protocol):
 
     def touched_since(self, snapshot: Mapping[str, Any]) -> list[str]: ...
 
+    def line_counts(self, files: Sequence[str]) -> dict[str, int]: ...
+
 
 @dataclass
 class Transition:

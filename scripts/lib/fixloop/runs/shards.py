@@ -5,7 +5,7 @@ goes with the code it tests (test_x.py / x_test.py / x_test.go / x.test.ts / x.s
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 SPEC_NAME = re.compile(r"\.(?:test|spec)\.[^.]+$")  # x.test.ts, x.spec.js
@@ -38,23 +38,52 @@ def groups(files: Sequence[str]) -> list[list[str]]:
     return [sorted(members) for _key, members in sorted(grouped.items())]
 
 
-def plan_shards(files: Sequence[str], max_files: int) -> list[list[str]]:
-    """Shards of at most `max_files` files: groups packed in order, a group larger than a shard split in
-    runs of `max_files` (a test kept next to its code, as the group sorts them apart only by name)."""
+def plan_shards(
+    files: Sequence[str],
+    max_files: int,
+    max_lines: int | None = None,
+    lines: Mapping[str, int] | None = None,
+) -> list[list[str]]:
+    """Shards of at most `max_files` files and, with `max_lines`, at most that many `lines` in all (a file
+    larger than that is a shard alone): groups packed in order, a group larger than a shard split in runs
+    (a test kept next to its code, as the group sorts them apart only by name)."""
     if max_files < 1:
         raise ValueError("max_files must be at least 1")
+    limit = max_lines if max_lines is not None else 0
+    size = lines or {}
+
+    def weight(members: Sequence[str]) -> int:
+        return sum(max(0, size.get(name, 0)) for name in members) if limit else 0
+
     shards: list[list[str]] = []
     current: list[str] = []
+    current_lines = 0
     for group in groups(files):
-        if len(group) > max_files:
-            pieces = [group[i : i + max_files] for i in range(0, len(group), max_files)]
-        else:
-            pieces = [group]
-        for piece in pieces:
-            if current and len(current) + len(piece) > max_files:
+        for piece in _pieces(group, max_files, limit, size):
+            piece_lines = weight(piece)
+            too_many = len(current) + len(piece) > max_files
+            if current and (too_many or (limit and current_lines + piece_lines > limit)):
                 shards.append(current)
-                current = []
+                current, current_lines = [], 0
             current = [*current, *piece]
+            current_lines += piece_lines
     if current:
         shards.append(current)
     return shards
+
+
+def _pieces(group: list[str], max_files: int, limit: int, size: Mapping[str, int]) -> list[list[str]]:
+    """A group cut into runs that each fit a shard (by files, and by lines when `limit` is set)."""
+    pieces: list[list[str]] = []
+    piece: list[str] = []
+    piece_lines = 0
+    for name in group:
+        lines = max(0, size.get(name, 0)) if limit else 0
+        if piece and (len(piece) >= max_files or (limit and piece_lines + lines > limit)):
+            pieces.append(piece)
+            piece, piece_lines = [], 0
+        piece.append(name)
+        piece_lines += lines
+    if piece:
+        pieces.append(piece)
+    return pieces

@@ -58,9 +58,11 @@ def _failed_reviewers(rnd: Mapping[str, Any], never_called: set[str]) -> list[st
         error = item.get("error") or {}
         if error.get("code") == "NULL_RESPONSE" and item.get("agent") in never_called:
             continue
+        unreviewed = (rnd.get("unreviewed") or {}).get(item.get("agent")) or []
+        files = f"; {len(unreviewed)} file(s) not reviewed by it" if unreviewed else ""
         found.append(
             f"Missing review: {item.get('agent')} failed in round {rnd['iteration']} "
-            f"({error.get('code')}: {error.get('message')})."
+            f"({error.get('code')}: {error.get('message')}{files})."
         )
     return found
 

@@ -54,7 +54,8 @@ class ReviewPhase(Phase):
         if kind == "verify":
             return Work(VERIFICATION, {"slot": action.get("slot")})
         if kind == "review":
-            label = f"review round {number}"
+            shard = action.get("shard")
+            label = f"review round {number}" + (f", shard {shard[0]}/{shard[1]}" if shard else "")
             return Dispatch(
                 tuple(
                     Call(agent, f"Review round {number}", action["prompt"], "reviewers")
