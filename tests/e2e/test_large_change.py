@@ -12,24 +12,14 @@ every finding of its batch, and only then answers, from the whole task.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fixloop_model import (
-    CLI_ENVIRONMENT,
-    Act,
-    Behaviour,
-    Scenario,
-    Turn,
-    reviewer,
-    verifier,
-)
+from fixloop_model import Act, Behaviour, Scenario, Turn, reviewer, verifier
 from fixloop_session import CHANGED_FILES, MakeRunner, StartAPI, command_session, reply_tool_uses
-from scripted_api import Block, content_text, messages, tool_use
+from scripted_api import Block, tool_use
+from whole_task import CONTEXT_LIMIT, NOTE, WholeTask
 
-from fixloop.contracts.prompt_text import contract_text
 from fixloop.core.agent_names import FIXER_AGENT, REVIEWER_AGENTS, VERIFIER_AGENT
 
 JSON = dict[str, Any]
@@ -37,11 +27,6 @@ PARTS_DIR = "inventory/parts"
 EXTRA_FILES = 298  # with the sample's two changed files: a 300-file change
 FINDINGS = 30
 BATCH = 20  # max_findings_per_batch: the 30 findings go to the verifier and the fixer as 20 + 10
-CONTEXT_LIMIT = 10_000  # what Claude Code 2.1.328 delivers whole
-NOTE = re.compile(r"READ THE WHOLE TASK FIRST: (\S+) \((\d+) lines\)")
-RANGES = re.compile(r"offset:limit = ([\d:, ]+)")
-READ_LINE = re.compile(r"^ *\d+[→\t](.*)$")
-CONTINUED = " ↩"
 
 
 def part_name(number: int) -> str:
@@ -53,90 +38,6 @@ def add_parts(project: Path) -> None:
     (project / PARTS_DIR).mkdir()
     for number in range(EXTRA_FILES):
         (project / part_name(number)).write_text(f"LIMIT_{number} = 0\n", encoding="utf-8")
-
-
-# ------------------------------------------------------------------------------------------------
-# An agent that reads its whole task the way its context tells it to
-# ------------------------------------------------------------------------------------------------
-
-
-def read_results(body: Mapping[str, Any]) -> dict[str, str]:
-    """tool_use id -> the text of its tool_result, over the whole conversation."""
-    found: dict[str, str] = {}
-    for message in messages(body):
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                raw = block.get("content")
-                text = content_text(raw, reminders=False) if isinstance(raw, list) else str(raw or "")
-                found[str(block.get("tool_use_id"))] = text
-    return found
-
-
-def read_calls(body: Mapping[str, Any]) -> list[tuple[str, JSON]]:
-    """(id, input) of every Read call the agent made, in order."""
-    calls = []
-    for message in messages(body):
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Read":
-                calls.append((str(block.get("id")), dict(block.get("input") or {})))
-    return calls
-
-
-def lines_of(result: str) -> list[str]:
-    """The file's lines in a Read result (each shown after its number)."""
-    lines = []
-    for line in result.split("\n"):
-        match = READ_LINE.match(line)
-        if match is not None:
-            lines.append(match[1])
-    return lines
-
-
-class WholeTask:
-    """Wraps a behaviour: reads the task file its context names (Read calls in the ranges given), then checks
-    the whole task and hands it to the behaviour. Problems go to `problems`."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-        self.tasks: dict[str, list[str]] = {}  # agent -> the whole task of each of its turns
-        self.contexts: dict[str, list[str]] = {}
-
-    def wrap(self, kind: str, behaviour: Behaviour, check: Any) -> Behaviour:
-        def behave(turn: Turn) -> Act:
-            context = turn.task.split(CLI_ENVIRONMENT, 1)[0]
-            note = NOTE.search(context)
-            if note is None:
-                task = context
-            else:
-                path, total = note[1], int(note[2])
-                listed = RANGES.search(context)
-                if listed is None:
-                    self.problems.append(f"{turn.agent}: the context names no ranges")
-                    return behaviour(turn)
-                ranges = [(int(o), int(n)) for o, n in re.findall(r"(\d+):(\d+)", listed[1])]
-                made = [(i, c) for i, c in read_calls(turn.request.body) if c.get("file_path") == path]
-                if not made:
-                    return [tool_use("Read", {"file_path": path, "offset": o, "limit": n}) for o, n in ranges]
-                results = read_results(turn.request.body)
-                got: list[str] = []
-                for call_id, _call in made:
-                    got += lines_of(results.get(call_id, ""))
-                if len(got) != total:
-                    self.problems.append(f"{turn.agent}: read {len(got)} of {total} lines of {path}")
-                task = "\n".join(got).replace(CONTINUED + "\n", "")
-            self.contexts.setdefault(turn.agent, []).append(context)
-            self.tasks.setdefault(turn.agent, []).append(task)
-            if len(context) > CONTEXT_LIMIT:
-                self.problems.append(f"{turn.agent}: a context of {len(context)} characters")
-            marker = contract_text(kind).split("\n")[-1]
-            if not task.endswith(marker) or not context.endswith(marker):
-                self.problems.append(f"{turn.agent}: the task or its context does not end with its contract")
-            self.problems += [f"{turn.agent}: {p}" for p in check(task)]
-            return behaviour(Turn(turn.agent, turn.request, task, turn.attempt))
-
-        return behave
 
 
 def every_file_listed(task: str) -> list[str]:
@@ -230,7 +131,9 @@ def test_a_300_file_change_and_30_findings_reach_every_agent_whole(
         make_runner,
         shared_plugin_data,
         Scenario(agents=agents),
-        config={"max_findings_per_batch": BATCH},
+        # One reviewer call over all 300 files (past the shard size, a task this large would be cut in
+        # shards: test_sharded_review.py).
+        config={"max_findings_per_batch": BATCH, "review_shard_files": 400},
         before=add_parts,
         timeout=600.0,
     )
