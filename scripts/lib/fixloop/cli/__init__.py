@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import io
 import sys
@@ -69,6 +68,8 @@ def cli() -> None:
 
 
 def unknown_command(name: str, known: list[str]) -> FixloopError:
+    import difflib
+
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     return FixloopError(
         "UNKNOWN_COMMAND",

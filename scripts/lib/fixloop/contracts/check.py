@@ -20,10 +20,29 @@ from pydantic import BaseModel, ValidationError
 
 from fixloop.contracts.bounds import ENGINE_KINDS, MAX_ISSUES_PER_ANSWER, bound_violations
 from fixloop.contracts.extract import find_document
-from fixloop.contracts.kinds import model_for, required_fields
 from fixloop.contracts.problems import Problem
-from fixloop.contracts.violations import bound_problem, violation_problem, violations_from
+from fixloop.contracts.prompt_text import contract_model
 from fixloop.core.redact import redact, redact_value
+
+# The review agents' kinds load their own model only; any other kind loads the registry of every kind
+# (fixloop.contracts.kinds), and saying what is wrong with an answer loads fixloop.contracts.violations.
+_REVIEW_KINDS = ("reviewer", "fixer", "verifier")
+
+
+def _model_for(kind: str) -> type[BaseModel]:
+    if kind in _REVIEW_KINDS:
+        return contract_model(kind)
+    from fixloop.contracts.kinds import model_for
+
+    return model_for(kind)
+
+
+def _required_fields(kind: str) -> list[str]:
+    if kind in _REVIEW_KINDS:
+        return [name for name, info in contract_model(kind).model_fields.items() if info.is_required()]
+    from fixloop.contracts.kinds import required_fields
+
+    return required_fields(kind)
 
 
 @dataclass(frozen=True)
@@ -50,24 +69,30 @@ def check_document(kind: str, document: Any) -> Checked:
 
 def parse_raw(kind: str, raw: bytes | str, max_issues: int = MAX_ISSUES_PER_ANSWER) -> BaseModel | Problem:
     """The validated model instance for an agent's raw message (for `event`: an EventDocument)."""
-    found = find_document(raw, required_fields(kind))
+    found = find_document(raw, _required_fields(kind))
     if isinstance(found, Problem):
         return redacted(found.with_kind(kind))
     return parse_value(kind, found.document, max_issues)
 
 
 def parse_value(kind: str, document: Any, max_issues: int = MAX_ISSUES_PER_ANSWER) -> BaseModel | Problem:
-    model = model_for(kind)
+    model = _model_for(kind)
     over = [] if kind in ENGINE_KINDS else bound_violations(document, max_issues)
     if over:
+        from fixloop.contracts.violations import bound_problem
+
         return redacted(bound_problem(kind, document, over))
     document = redact_value(document)
     try:
         return model.model_validate(document)
     except ValidationError as error:
+        from fixloop.contracts.violations import violations_from
+
         violations, count = violations_from(kind, error), error.error_count()
     except RecursionError:
         violations, count = [{"path": "$", "message": "is nested too deeply", "type": "recursion"}], 1
+    from fixloop.contracts.violations import violation_problem
+
     return redacted(violation_problem(kind, document, violations, count))
 
 
@@ -81,6 +106,8 @@ def dump(kind: str, instance: BaseModel) -> dict[str, Any] | Problem:
     try:
         dumped = instance.model_dump(mode="json")
     except (ValueError, RecursionError):  # pydantic refuses to serialize about 255+ levels of nesting
+        from fixloop.contracts.violations import violation_problem
+
         violation = {"path": "$", "message": "is nested too deeply to store", "type": "too_deep"}
         return violation_problem(kind, None, [violation])
     assert isinstance(dumped, dict)

@@ -12,37 +12,67 @@ Both are sent in the engine's prompts, so they stay compact.
 
 from __future__ import annotations
 
+import importlib
 import json
 import typing
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
-
-from fixloop.contracts.bugfix import BUGFIX_MODELS
-from fixloop.contracts.ci import CI_MODELS
-from fixloop.contracts.coordinator import LoopConfig
 from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
-from fixloop.contracts.fixer import FixerOutput
-from fixloop.contracts.kinds import UNKNOWN_KIND
-from fixloop.contracts.plan import PLAN_MODELS
-from fixloop.contracts.pr import PR_MODELS
-from fixloop.contracts.reviewer import ReviewerOutput
-from fixloop.contracts.verifier import VerifierOutput
 from fixloop.core.contract_opening import CONTRACT_OPENING
 from fixloop.core.errors import FixloopError
 
-CONTRACT_MODELS: dict[str, type[BaseModel]] = {
-    "reviewer": ReviewerOutput,
-    "fixer": FixerOutput,
-    "verifier": VerifierOutput,
-    **BUGFIX_MODELS,
-    **PR_MODELS,
-    **PLAN_MODELS,
-    **CI_MODELS,
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
+
+# The models load when a text is first asked for, only the one asked for when it is a review agent's: a
+# review run's `next` renders the reviewers', the verifier's or the fixer's contract, never the others.
+_REVIEW_MODELS: dict[str, tuple[str, str]] = {
+    "reviewer": ("fixloop.contracts.reviewer", "ReviewerOutput"),
+    "fixer": ("fixloop.contracts.fixer", "FixerOutput"),
+    "verifier": ("fixloop.contracts.verifier", "VerifierOutput"),
 }
-CONTRACT_KINDS: tuple[str, ...] = tuple(CONTRACT_MODELS)
+# Each workflow's dict of models, kind -> model, in this order after the review agents'.
+_WORKFLOW_MODELS: tuple[tuple[str, str], ...] = (
+    ("fixloop.contracts.bugfix", "BUGFIX_MODELS"),
+    ("fixloop.contracts.pr", "PR_MODELS"),
+    ("fixloop.contracts.plan", "PLAN_MODELS"),
+    ("fixloop.contracts.ci", "CI_MODELS"),
+)
+
+
+_MODELS: dict[str, type[BaseModel]] = {}  # the models loaded so far; all of them once _complete
+_complete = False
+
+
+def _review_model(kind: str) -> type[BaseModel]:
+    module, attribute = _REVIEW_MODELS[kind]
+    model: type[BaseModel] = getattr(importlib.import_module(module), attribute)
+    return model
+
+
+def contract_models() -> dict[str, type[BaseModel]]:
+    """Every kind with a contract text and its model: the review agents', then each workflow's."""
+    global _complete
+    if not _complete:
+        ordered = {kind: _MODELS.get(kind) or _review_model(kind) for kind in _REVIEW_MODELS}
+        for module, attribute in _WORKFLOW_MODELS:
+            ordered.update(getattr(importlib.import_module(module), attribute))
+        _MODELS.clear()
+        _MODELS.update(ordered)
+        _complete = True
+    return _MODELS
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CONTRACT_MODELS":
+        return contract_models()
+    if name == "CONTRACT_KINDS":
+        return tuple(contract_models())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 INDENT = "  "
 
 # (lowest, highest, meaning): contiguous bands from 0 to 100.
@@ -62,6 +92,8 @@ REVIEW_SCOPE: tuple[str, ...] = (
 
 
 def default_confidence_threshold() -> int:
+    from fixloop.contracts.coordinator import LoopConfig
+
     default = LoopConfig.model_fields["confidence_threshold"].default
     assert isinstance(default, int)
     return default
@@ -88,14 +120,22 @@ def contract_text(kind: str) -> str:
 
 
 def contract_model(kind: str) -> type[BaseModel]:
+    if kind in _MODELS:
+        return _MODELS[kind]
+    if kind in _REVIEW_MODELS and not _complete:
+        _MODELS[kind] = _review_model(kind)
+        return _MODELS[kind]
+    models = contract_models()
     try:
-        return CONTRACT_MODELS[kind]
+        return models[kind]
     except KeyError:
+        from fixloop.contracts.kinds import UNKNOWN_KIND
+
         raise FixloopError(
             UNKNOWN_KIND,
-            f"No contract text for kind '{kind}'; use one of: {', '.join(CONTRACT_KINDS)}.",
+            f"No contract text for kind '{kind}'; use one of: {', '.join(models)}.",
             kind=kind,
-            allowed=list(CONTRACT_KINDS),
+            allowed=list(models),
         ) from None
 
 
@@ -122,6 +162,8 @@ def field_shape(info: FieldInfo) -> tuple[str, type[BaseModel] | None]:
 
 
 def _shape(annotation: Any, constraints: list[Any]) -> tuple[str, type[BaseModel] | None]:
+    from pydantic import BaseModel
+
     core, constraints = unwrap(annotation, constraints)
     origin = typing.get_origin(core)
     if isinstance(core, type) and issubclass(core, BaseModel):

@@ -1,4 +1,7 @@
-"""Engine work that can take long, done outside the state lock: each kind of `Work` and what does it."""
+"""Engine work that can take long, done outside the state lock: each kind of `Work` and what does it.
+
+A performer's module is imported when its work is first done: most `next` and `record` calls do none.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +11,34 @@ from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.review.step import Effects
-from fixloop.runs import verification
 from fixloop.runs.lifecycle import Clock
 from fixloop.workflows.outcomes import Work
-from fixloop.workflows.publish.run import perform_publish
-from fixloop.workflows.testrun import run_tests
 
 Performer = Callable[[Path, dict[str, Any], dict[str, Any], Clock], Any]
 
 
 def _verification(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
+    from fixloop.runs import verification
+
     return verification.verify(state, clock)
+
+
+def _tests(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
+    from fixloop.workflows.testrun import run_tests
+
+    return run_tests(root, state, params, clock)
+
+
+def _publish(root: Path, state: dict[str, Any], params: dict[str, Any], clock: Clock) -> Any:
+    from fixloop.workflows.publish.run import perform_publish
+
+    return perform_publish(root, state, params, clock)
 
 
 PERFORMERS: dict[str, Performer] = {
     "verification": _verification,
-    "tests": run_tests,
-    "publish": perform_publish,
+    "tests": _tests,
+    "publish": _publish,
 }
 
 
