@@ -161,7 +161,11 @@ _ORDER = (*(rule_id for rule_id, _markers in _RULE_MARKERS), "keyed-value", "key
 
 
 def _applicable(text: str, lowered: str) -> list[str]:
-    found = [rule_id for rule_id, markers in _RULE_MARKERS if any(marker in lowered for marker in markers)]
+    # Each distinct marker looked for once (filter runs the loop in C), then the rules that have one of them.
+    present = set(filter(lowered.__contains__, _MARKERS))
+    found = (
+        [rule_id for rule_id, markers in _RULE_MARKERS if not present.isdisjoint(markers)] if present else []
+    )
     if _may_be_keyed(text, lowered):
         found.append("keyed-value")
     if _may_be_keyed_token(text, lowered):
