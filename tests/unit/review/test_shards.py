@@ -3,11 +3,16 @@ round's findings, failures and coverage come out as one review would give them."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from helpers_review import Loop, failed_reviewer_doc, issue, make_state, reviewer_doc
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
+from fixloop.report.html import html_report
+from fixloop.report.markdown import markdown
+from fixloop.runs.coverage import coverage
+from fixloop.workflows.gaps import gap_lines
 
 CR = "code-reviewer"
 TA = "test-analyzer"
@@ -138,3 +143,40 @@ def test_a_shard_too_few_reviewers_answered_fails_the_round_as_insufficient_cove
     assert action["error"]["message"] == (
         "Too few review agents answered for shard 3 (3/6) of 3 (at least 4 required for every shard)"
     )
+
+
+def test_the_report_and_the_final_message_say_which_files_a_reviewer_missed() -> None:
+    files = change(150, 3)
+    loop, action = start(files, review_shard_files=200)
+    missed: list[str] = []
+    while action["action"] == "review":
+        number = action["shard"][0]
+        for agent in REVIEWER_AGENTS:
+            if agent == TA and number == 3:
+                missed = listed_files(action["prompt"])
+                loop.record(agent, failed_reviewer_doc(agent))
+            else:
+                loop.record(agent, reviewer_doc(agent))
+        action = loop.next()
+    state = loop.state
+    assert coverage(state)["by_reviewer"] == {
+        "files": 450,
+        "shards": 3,
+        "reviewers": {
+            name: {"reviewed": 300, "not_reviewed": sorted(missed)}
+            if name == TA
+            else {"reviewed": 450, "not_reviewed": []}
+            for name in REVIEWER_AGENTS
+        },
+    }
+    sentences = (
+        "Reviewed in 3 shards; 5 of 6 reviewers saw every file. "
+        f"{TA} did not review 150 of 450 file(s) (its call failed)."
+    )
+    assert f"450 of 450 changed file(s) reviewed.\n\n{sentences}\n" in markdown(state)
+    page = html_report(state, Path("/nonexistent"))
+    assert f"<p>{TA} did not review 150 of 450 file(s) (its call failed).</p>" in page
+    assert (
+        f"Missing review: {TA} failed in round 1 (TIMEOUT: shard(s) 3 of 3: {TA} timed out; "
+        "150 file(s) not reviewed by it)."
+    ) in gap_lines(state)
