@@ -13,7 +13,7 @@ import math
 import re
 from pathlib import Path
 
-from fixloop_model import Act, Behaviour, Scenario, Turn
+from fixloop_model import Act, Behaviour, Scenario, Turn, failure_document
 from fixloop_session import CHANGED_FILES, MakeRunner, StartAPI, command_session
 from whole_task import WholeTask
 
@@ -130,3 +130,48 @@ def test_a_2000_file_change_is_reviewed_in_shards_with_every_file_seen_by_every_
         "shards": total,
         "reviewers": {name: {"reviewed": 2000, "not_reviewed": []} for name in REVIEWER_AGENTS},
     }
+
+
+def test_a_reviewer_failing_one_shard_leaves_only_that_shard_unreviewed_and_says_so(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    seen = Seen()
+    agents: dict[str, Behaviour] = {name: seen.reviewer(name) for name in REVIEWER_AGENTS}
+    good = agents["test-analyzer"]
+
+    def fails_shard_2(turn: Turn) -> Act:
+        shard = SHARD.search(turn.task)
+        if shard is not None and shard[1] == "2":
+            return failure_document("test-analyzer")
+        return good(turn)
+
+    agents["test-analyzer"] = fails_shard_2
+    session = command_session(
+        start_api,
+        make_runner,
+        shared_plugin_data,
+        Scenario(agents=agents),
+        config={"review_shard_files": 100},
+        before=add_files,
+        timeout=900.0,
+    )
+    change = sorted([*CHANGED_FILES, *new_files()])
+    shards = plan_shards(change, 100, 20_000, {name: 1 for name in change})
+    report = session.report
+    by_reviewer = report["coverage"]["by_reviewer"]
+    assert by_reviewer["shards"] == len(shards)
+    assert by_reviewer["reviewers"]["test-analyzer"] == {
+        "reviewed": 2000 - len(shards[1]),
+        "not_reviewed": sorted(shards[1]),
+    }
+    assert all(
+        item == {"reviewed": 2000, "not_reviewed": []}
+        for name, item in by_reviewer["reviewers"].items()
+        if name != "test-analyzer"
+    )
+    # The other reviewers' findings still count; the run says what is missing instead of passing.
+    assert sorted(issue["file"] for issue in report["remaining_issues"]) == sorted(FINDINGS.values())
+    assert report["status"] == "partial"
+    final = session.result.result_text or ""
+    assert f"shard(s) 2 of {len(shards)}" in final
+    assert f"{len(shards[1])} file(s) not reviewed by it" in final
