@@ -11,6 +11,7 @@ from helpers_review import Loop, failed_reviewer_doc, issue, make_state, reviewe
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.report.html import html_report
 from fixloop.report.markdown import markdown
+from fixloop.review.views import status_document
 from fixloop.runs.coverage import coverage
 from fixloop.workflows.gaps import gap_lines
 
@@ -180,3 +181,14 @@ def test_the_report_and_the_final_message_say_which_files_a_reviewer_missed() ->
         f"Missing review: {TA} failed in round 1 (TIMEOUT: shard(s) 3 of 3: {TA} timed out; "
         "150 file(s) not reviewed by it)."
     ) in gap_lines(state)
+
+
+def test_review_status_says_which_shard_the_reviewers_are_on() -> None:
+    loop, _first = start(change(150, 3), review_shard_files=200)
+    for agent in REVIEWER_AGENTS:
+        loop.record(agent, reviewer_doc(agent))
+    loop.next()
+    loop.record(CR, reviewer_doc(CR))
+    status = status_document(loop.state)["round"]
+    assert (status["shard"], status["shards"]) == (2, 3)
+    assert status["missing"] == [agent for agent in REVIEWER_AGENTS if agent != CR]

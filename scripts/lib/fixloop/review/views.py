@@ -101,6 +101,8 @@ def _round_status(rnd: Round) -> dict[str, Any]:
         "pass": rnd["pass"],
         "review_requested": rnd["review_requested_at_ms"] is not None,
         "closed": rnd["closed"],
+        "shard": rnd.get("shard", 1),  # the shard the reviewers are on (of `shards`)
+        "shards": len(rnd.get("shards") or []) or 1,
         "recorded": {
             agent: {"valid": record["valid"], "attempts": record["attempts"]}
             for agent, record in sorted(records.items())
