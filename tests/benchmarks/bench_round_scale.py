@@ -144,7 +144,7 @@ else:
     assert done["action"] in ("agent", "agents", "ask_user", "stop"), done
 cpu = time.process_time() - before
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-then = done.get("label") or done.get("reason") or done.get("action")
+then = done.get("label") or done.get("reason") or done.get("action") or done.get("status")
 print(json.dumps({"cpu": cpu, "peak_mb": peak_mb, "then": then}))
 """
 
