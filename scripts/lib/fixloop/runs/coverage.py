@@ -137,4 +137,3 @@ def reviewer_sentences(by_reviewer: Mapping[str, Any] | None) -> list[str]:
         count = len(item["not_reviewed"])
         lines.append(f"{agent} did not review {count} of {files} file(s) (its call failed).")
     return lines
-
