@@ -9,20 +9,25 @@ In order: the document is found in the message (fixloop.contracts.extract), held
 fixloop.contracts.bounds (a document over one is refused there, unvalidated), redacted (every string goes
 through fixloop.core.redact, so whatever stores the document or quotes it back stores no secret), then
 validated. The error object is redacted too: it quotes the message and the values it refuses.
+
+A reviewer's, the verifier's or the fixer's answer in the contract's canonical form is validated without
+the pydantic models (fixloop.contracts.canonical gives the same document the model would); anything else,
+and every refusal, goes through the model.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from fixloop.contracts.bounds import ENGINE_KINDS, MAX_ISSUES_PER_ANSWER, bound_violations
+from fixloop.contracts.canonical import REQUIRED_FIELDS, canonical_answer
 from fixloop.contracts.extract import find_document
 from fixloop.contracts.problems import Problem
-from fixloop.contracts.prompt_text import contract_model
 from fixloop.core.redact import redact, redact_value
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # The review agents' kinds load their own model only; any other kind loads the registry of every kind
 # (fixloop.contracts.kinds), and saying what is wrong with an answer loads fixloop.contracts.violations.
@@ -31,6 +36,8 @@ _REVIEW_KINDS = ("reviewer", "fixer", "verifier")
 
 def _model_for(kind: str) -> type[BaseModel]:
     if kind in _REVIEW_KINDS:
+        from fixloop.contracts.prompt_text import contract_model
+
         return contract_model(kind)
     from fixloop.contracts.kinds import model_for
 
@@ -39,7 +46,7 @@ def _model_for(kind: str) -> type[BaseModel]:
 
 def _required_fields(kind: str) -> list[str]:
     if kind in _REVIEW_KINDS:
-        return [name for name, info in contract_model(kind).model_fields.items() if info.is_required()]
+        return list(REQUIRED_FIELDS[kind])
     from fixloop.contracts.kinds import required_fields
 
     return required_fields(kind)
@@ -59,7 +66,14 @@ class Checked:
 
 def check_text(kind: str, raw: bytes | str, max_issues: int = MAX_ISSUES_PER_ANSWER) -> Checked:
     """The normalized document for an agent's raw message, or the error object saying what is wrong."""
-    return _checked(kind, parse_raw(kind, raw, max_issues))
+    found = find_document(raw, _required_fields(kind))
+    if isinstance(found, Problem):
+        return _checked(kind, redacted(found.with_kind(kind)))
+    if kind in _REVIEW_KINDS and not bound_violations(found.document, max_issues):
+        canonical = canonical_answer(kind, redact_value(found.document))
+        if canonical is not None:
+            return Checked(canonical, None)
+    return _checked(kind, parse_value(kind, found.document, max_issues))
 
 
 def check_document(kind: str, document: Any) -> Checked:
@@ -83,6 +97,8 @@ def parse_value(kind: str, document: Any, max_issues: int = MAX_ISSUES_PER_ANSWE
 
         return redacted(bound_problem(kind, document, over))
     document = redact_value(document)
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(document)
     except ValidationError as error:
