@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers_imports import LIB, in_packages
+from helpers_imports import LIB, in_packages, modules_loaded_by
 from helpers_review import issue, reviewer_doc
 
+from fixloop.contracts.validation import KIND_EXAMPLES
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.runs import creation
 from fixloop.workflows.driver import next_action
@@ -37,6 +38,14 @@ NOT_ON_A_REVIEW_CALL = (
     "fixloop.workflows.ci",
     "fixloop.report",
     "jsonschema",
+)
+
+
+# A well-formed reviewer, verifier or fixer answer is checked without its model (fixloop.contracts.canonical).
+MODELS_OF_A_WELL_FORMED_ANSWER = (
+    "fixloop.contracts.reviewer",
+    "fixloop.contracts.verifier",
+    "fixloop.contracts.fixer",
 )
 
 
@@ -72,9 +81,27 @@ def test_record_and_next_of_a_review_run_import_only_the_review_contracts(git_pr
     recorded, record_modules = engine(git_project, "record", run_id, "answer.json", "--agent", last)
     assert recorded["valid"] is True
     assert in_packages(record_modules, NOT_ON_A_REVIEW_CALL) == []
-    assert "fixloop.contracts.reviewer" in record_modules
+    assert in_packages(record_modules, MODELS_OF_A_WELL_FORMED_ANSWER) == []
 
     action, next_modules = engine(git_project, "next", run_id)
     assert action["action"] == "agent"
     assert action["calls"][0]["subagent_type"] == "fixloop:review-verifier"
     assert in_packages(next_modules, NOT_ON_A_REVIEW_CALL) == []
+
+
+def test_checking_a_well_formed_answer_of_each_review_agent_loads_no_pydantic() -> None:
+    answers = {
+        "reviewer": reviewer_doc(REVIEWER_AGENTS[0], [issue("A-1", 1, "Wrong"), issue("A-2", 2, "Worse")]),
+        "verifier": KIND_EXAMPLES["verifier"],
+        "fixer": KIND_EXAMPLES["fixer"],
+    }
+    for kind, answer in answers.items():
+        code = (
+            "from fixloop.contracts.check import check_text\n"
+            f"checked = check_text({kind!r}, {json.dumps(answer)!r})\n"
+            "assert checked.ok, checked.error\n"
+        )
+        loaded = modules_loaded_by(
+            code, ("pydantic", "pydantic_core", "fixloop.contracts.common", *MODELS_OF_A_WELL_FORMED_ANSWER)
+        )
+        assert loaded == [], kind
