@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from fixloop.contracts.repo_paths import repo_relative_path
+from fixloop.contracts.repo_paths import repo_relative_path as repo_relative_path
 
 NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Confidence = Annotated[int, Field(ge=0, le=100, strict=True)]

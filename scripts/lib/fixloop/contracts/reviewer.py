@@ -16,8 +16,8 @@ from fixloop.contracts.common import (
     LineNumber,
     NonEmptyStr,
     Severity,
-    repo_relative_path,
 )
+from fixloop.contracts.repo_paths import repo_relative_path
 from fixloop.core.agent_names import REVIEWER_AGENTS, agent_name
 
 # The simple array's issue field names, accepted as input, and the reviewer-issue fields they stand for.
