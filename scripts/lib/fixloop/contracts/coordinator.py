@@ -8,6 +8,15 @@ from pydantic import Field, StringConstraints, model_validator
 
 from fixloop.contracts.bounds import MAX_ISSUES_PER_ANSWER, MAX_ITEMS
 from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId, Severity
+from fixloop.contracts.runconfig import (
+    DISMISSAL_WORDS,
+    WRITE_ACCESS,
+    AuthorAssociation,
+    LowConfidenceChoice,
+    ModelName,
+    QuestionMode,
+    VerificationChoice,
+)
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.thresholds import MAX_QUALITY_RETRIES
 
@@ -23,24 +32,6 @@ TerminationReason = Literal[
     "verification_failed",
     "budget_exhausted",
 ]
-VerificationChoice = Literal["rollback", "continue", "manual"]
-QuestionMode = Literal["auto", "ask", "default"]
-# GitHub's CommentAuthorAssociation: how a comment's author is related to the repository.
-AuthorAssociation = Literal[
-    "OWNER",
-    "MEMBER",
-    "COLLABORATOR",
-    "CONTRIBUTOR",
-    "FIRST_TIME_CONTRIBUTOR",
-    "FIRST_TIMER",
-    "MANNEQUIN",
-    "NONE",
-]
-# The associations of accounts with write access: whose review threads fix-pr-review acts on by default.
-WRITE_ACCESS: tuple[AuthorAssociation, ...] = ("OWNER", "MEMBER", "COLLABORATOR")
-# The current model of that family. The hooks pass it as the Agent tool's `model`, which takes only these
-# aliases: Claude Code (2.1.328) refuses the whole call when it is given a full model id.
-ModelName = Literal["haiku", "sonnet", "opus"]
 Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 # A path glob of review_include / review_exclude (runs.path_filters gives the syntax).
 GlobPattern = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^\S(.*\S)?$")]
@@ -77,10 +68,6 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
-# What a reply on a finding's thread says when a person dismisses the finding (review publish).
-DISMISSAL_WORDS = ("won't fix", "wont fix", "false positive", "not a bug", "by design", "dismiss")
-
-
 class LoopConfig(Contract):
     test_command: str | None = None
     lint_command: str | None = None
@@ -112,7 +99,7 @@ class LoopConfig(Contract):
         default="rollback",
         description="What a run that cannot ask the user does when verification fails after a fix.",
     )
-    on_low_confidence: Literal["continue", "stop"] = Field(
+    on_low_confidence: LowConfidenceChoice = Field(
         default="stop",
         description=(
             "What a bugfix run does when its diagnosis confidence calls for the user (40-59) and no one "

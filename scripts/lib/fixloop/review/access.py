@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import RunConfig, run_config
 from fixloop.core.errors import FixloopError
 from fixloop.review.state import STATE_VERSION, Review, Round, RunState, new_review
 from fixloop.review.state_check import shape_problems
@@ -36,9 +36,9 @@ def review_of(state: RunState, now_ms: int) -> Review:
     return review
 
 
-def config_of(state: Mapping[str, Any]) -> LoopConfig:
-    raw = state.get("config")
-    return LoopConfig.model_validate(raw if isinstance(raw, dict) else {})
+def config_of(state: Mapping[str, Any]) -> RunConfig:
+    """The run's config, read without pydantic when it is as the run stored it (contracts.runconfig)."""
+    return run_config(state.get("config"))
 
 
 def run_id_of(state: Mapping[str, Any]) -> str:

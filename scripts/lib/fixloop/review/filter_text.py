@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import RunConfig
 from fixloop.review.filters import categories_off
 from fixloop.runs.baseline import BaselineEntry
 
@@ -14,7 +14,7 @@ MAX_LISTED = 40
 MAX_DESCRIPTION_CHARS = 160
 
 
-def finding_rule_requirements(config: LoopConfig, accepted_count: int) -> list[str]:
+def finding_rule_requirements(config: RunConfig, accepted_count: int) -> list[str]:
     """The task document's requirements for the finding rules that apply."""
     requirements: list[str] = []
     if accepted_count:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import RunConfig
 from fixloop.review.identity import Candidate, NearbyFindings, normalize_file
 from fixloop.review.inline_ignore import COUNTED, NEW, BaseMarks, SourceLines, category_key, inline_mark
 from fixloop.review.state import Issue, Round
@@ -35,11 +35,11 @@ REASONS: tuple[str, ...] = (
 Merged = tuple[Candidate, Issue]  # rounds.merge_issues gives one per finding
 
 
-def path_filter_of(config: LoopConfig) -> PathFilter:
+def path_filter_of(config: RunConfig) -> PathFilter:
     return PathFilter.of(config.review_include, config.review_exclude)
 
 
-def categories_off(config: LoopConfig) -> list[str]:
+def categories_off(config: RunConfig) -> list[str]:
     """The categories the config turns off, as category_key writes them."""
     return sorted({category_key(name) for name, on in config.categories.items() if not on})
 
@@ -65,7 +65,7 @@ class Baseline:
 class FindingRules:
     """What decides the drops of a round: the config, the baseline and the project's files."""
 
-    config: LoopConfig
+    config: RunConfig
     baseline: Baseline
     project_dir: Path | None
     paths: PathFilter
@@ -75,7 +75,7 @@ class FindingRules:
     @classmethod
     def of(
         cls,
-        config: LoopConfig,
+        config: RunConfig,
         entries: Sequence[BaselineEntry],
         project_dir: Path | None,
         base: str | None = None,
@@ -84,7 +84,7 @@ class FindingRules:
         return cls(config, Baseline(entries), project_dir, path_filter_of(config), off, base)
 
 
-def finding_rules(state: Mapping[str, Any], config: LoopConfig) -> FindingRules:
+def finding_rules(state: Mapping[str, Any], config: RunConfig) -> FindingRules:
     """The rules of the run in `state`, with the project's baseline read now (INVALID_BASELINE when the
     file is broken: better no review than one that fixes what the team accepted)."""
     project = state.get("project_dir")

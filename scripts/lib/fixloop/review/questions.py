@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import RunConfig
 from fixloop.core.errors import FixloopError
 from fixloop.review.access import current_round, previous_round, run_id_of
 from fixloop.review.fix import roll_back_fix
@@ -32,7 +32,7 @@ CHOICE_DESCRIPTIONS: dict[str, dict[str, str]] = {
 }
 
 
-def default_choice(context: str, config: LoopConfig) -> str:
+def default_choice(context: str, config: RunConfig) -> str:
     configured = config.on_verification_failure
     if context == "initial_verification_failed":
         return "manual" if configured == "rollback" else configured

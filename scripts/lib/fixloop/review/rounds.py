@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import RunConfig
 from fixloop.core.agent_names import REVIEWER_AGENTS
 from fixloop.core.errors import FixloopError
 from fixloop.review.access import started_review
@@ -55,7 +55,7 @@ def start_round(ctx: StepContext, number: int) -> Round:
 
 
 def fixable_ids(
-    issues: Iterable[Mapping[str, Any]], config: LoopConfig, unverified: Iterable[str] | None = None
+    issues: Iterable[Mapping[str, Any]], config: RunConfig, unverified: Iterable[str] | None = None
 ) -> list[str]:
     """Confident, auto-fixable findings; not those whose earlier fix was claimed but never made
     (`unverified`: review.fix): they stay for a person instead of going to the fixer unchanged again."""

@@ -12,11 +12,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from fixloop.contracts.runconfig import COMMAND_FIELDS
 from fixloop.core import timekeeping
 from fixloop.core.engine_path import engine_command
 from fixloop.core.errors import FixloopError
 from fixloop.runs import trust
-from fixloop.runs.config import COMMAND_FIELDS, load_config
+from fixloop.runs.config import load_config
 from fixloop.runs.lifecycle import Clock
 from fixloop.runs.verification import overall_status, run_step
 from fixloop.runs.verify_commands import command_texts, resolve_commands

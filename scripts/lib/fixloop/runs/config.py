@@ -16,15 +16,11 @@ from typing import Any
 
 from fixloop.contracts.config_check import config_violations, parse_config
 from fixloop.contracts.coordinator import DEFAULT_PRICES, LoopConfig
+from fixloop.contracts.runconfig import COMMAND_FIELDS as COMMAND_FIELDS  # where the tests find it
 from fixloop.core import jsoncodec
 from fixloop.core.errors import FixloopError
 
 PROJECT_CONFIG = Path(".claude") / "fixloop.json"
-COMMAND_FIELDS: dict[str, str] = {
-    "tests": "test_command",
-    "lint": "lint_command",
-    "typecheck": "typecheck_command",
-}
 MAX_CONFIG_BYTES = 1_000_000
 
 

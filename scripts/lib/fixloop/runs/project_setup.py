@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fixloop.contracts.runconfig import COMMAND_FIELDS
 from fixloop.core import timekeeping
 from fixloop.core.engine_path import engine_command
 from fixloop.core.errors import FixloopError
 from fixloop.runs import trust
 from fixloop.runs.command_probe import why_not_runnable
-from fixloop.runs.config import COMMAND_FIELDS, load_config
+from fixloop.runs.config import load_config
 from fixloop.runs.detect_commands import detect_commands
 from fixloop.runs.verify_commands import command_texts, resolve_commands
 from fixloop.store.atomic import write_atomic

@@ -14,19 +14,21 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import COMMAND_FIELDS, RunConfig
 from fixloop.core import timekeeping
 from fixloop.core.engine_path import engine_command
 from fixloop.core.errors import FixloopError
 from fixloop.core.redact import redact
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.runs import lifecycle, trust
-from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
 from fixloop.runs.interrupted import engine_busy
 from fixloop.runs.shell_command import run_in_own_group
 from fixloop.store import layout
+
+if TYPE_CHECKING:
+    from fixloop.contracts.coordinator import LoopConfig
 
 Clock = Callable[[], float]
 OUTPUT_TAIL_CHARS = 2000
@@ -98,7 +100,7 @@ def overall_status(steps: Mapping[str, Mapping[str, Any]]) -> str:
     return "passed"
 
 
-def configured_commands(config: LoopConfig) -> dict[str, str]:
+def configured_commands(config: RunConfig | LoopConfig) -> dict[str, str]:
     return {
         step: str(command)
         for step, field in COMMAND_FIELDS.items()
@@ -106,7 +108,7 @@ def configured_commands(config: LoopConfig) -> dict[str, str]:
     }
 
 
-def require_approved(state: Mapping[str, Any], config: LoopConfig, project: Path) -> None:
+def require_approved(state: Mapping[str, Any], config: RunConfig | LoopConfig, project: Path) -> None:
     """Refuse (VERIFY_COMMANDS_UNTRUSTED) to run commands the user has not approved for this project."""
     commands = configured_commands(config)
     decision = state.get("trust")
@@ -131,6 +133,8 @@ def require_approved(state: Mapping[str, Any], config: LoopConfig, project: Path
 
 def verify(state: Mapping[str, Any], clock: Clock | None = None) -> dict[str, Any]:
     """Run the run's configured commands and log REVIEW_VERIFICATION_START/END; does not touch the state."""
+    from fixloop.runs.config import config_from_dump  # pydantic: only a test run pays for it
+
     clock = clock or timekeeping.default_clock
     config = config_from_dump(state.get("config"))
     project = Path(str(state["project_dir"]))

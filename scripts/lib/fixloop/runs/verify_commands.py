@@ -7,11 +7,13 @@ approved (runs.trust, workflows.trust_gate).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fixloop.contracts.coordinator import LoopConfig
-from fixloop.runs.config import COMMAND_FIELDS
+from fixloop.contracts.runconfig import COMMAND_FIELDS
 from fixloop.runs.detect_commands import detect_commands
+
+if TYPE_CHECKING:
+    from fixloop.contracts.coordinator import LoopConfig
 
 
 def resolve_commands(root: Path, config: LoopConfig) -> tuple[LoopConfig, dict[str, dict[str, Any]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fixloop.contracts.coordinator import LoopConfig
+from fixloop.contracts.runconfig import RunConfig
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import config_of
 from fixloop.review.step import Effects, Event
@@ -62,7 +62,7 @@ class PhaseContext:
         return str(self.state.get("run_id") or "")
 
     @property
-    def config(self) -> LoopConfig:
+    def config(self) -> RunConfig:
         return config_of(self.state)
 
     @property

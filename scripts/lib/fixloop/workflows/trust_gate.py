@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixloop.contracts.runconfig import COMMAND_FIELDS
 from fixloop.core.engine_path import engine_command
 from fixloop.runs import trust
-from fixloop.runs.config import COMMAND_FIELDS
 from fixloop.runs.verify_commands import command_texts
 from fixloop.workflows.context import PhaseContext, RunState
 from fixloop.workflows.outcomes import Ask, Option, Outcome, PhaseFailed, RunDone

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fixloop.contracts.runconfig import COMMAND_FIELDS
 from fixloop.core import timekeeping
 from fixloop.core.errors import FixloopError
 from fixloop.runs import lifecycle
-from fixloop.runs.config import COMMAND_FIELDS, config_from_dump
+from fixloop.runs.config import config_from_dump
 from fixloop.runs.lifecycle import Clock
 from fixloop.runs.verification import require_approved, run_step
 from fixloop.workflows.testrun import run_tests

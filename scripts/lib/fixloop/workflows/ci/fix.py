@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fixloop.runs.config import COMMAND_FIELDS
+from fixloop.contracts.runconfig import COMMAND_FIELDS
 from fixloop.workflows.ci.inputs import needs, phase_data
 from fixloop.workflows.ci.performers import CI_CHECKS
 from fixloop.workflows.ci.reproduce import TRY

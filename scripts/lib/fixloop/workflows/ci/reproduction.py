@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fixloop.contracts.ci import FIXABLE_CATEGORIES
-from fixloop.contracts.coordinator import LoopConfig
-from fixloop.runs.config import COMMAND_FIELDS
+from fixloop.contracts.runconfig import COMMAND_FIELDS, RunConfig
 from fixloop.workflows.testselect import from_failure, label
 
 ITEM_FIELDS = ("test_id", "kind", "message", "file", "line", "job", "step")
@@ -55,7 +54,7 @@ def named_test(item: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def check_for(item: Mapping[str, Any], config: LoopConfig) -> str:
+def check_for(item: Mapping[str, Any], config: RunConfig) -> str:
     category = str(item.get("category"))
     if category in CHECK_FOR:
         return CHECK_FOR[category]
@@ -64,7 +63,7 @@ def check_for(item: Mapping[str, Any], config: LoopConfig) -> str:
     return "tests"
 
 
-def reproduction_plan(items: Sequence[Mapping[str, Any]], config: LoopConfig) -> dict[str, Any]:
+def reproduction_plan(items: Sequence[Mapping[str, Any]], config: RunConfig) -> dict[str, Any]:
     """{"tests": named tests to run, "checks": commands to run, "how": failure id -> {"test"} | {"check"}}."""
     tests: dict[str, dict[str, Any]] = {}
     checks: list[str] = []

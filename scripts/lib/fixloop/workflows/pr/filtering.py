@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fixloop.contracts.coordinator import WRITE_ACCESS
+from fixloop.contracts.runconfig import WRITE_ACCESS
 from fixloop.github.comments import is_own, same_account
 
 # Why a thread is dropped, in the order the rules apply.

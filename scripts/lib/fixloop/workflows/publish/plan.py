@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixloop.contracts.coordinator import DISMISSAL_WORDS
+from fixloop.contracts.runconfig import DISMISSAL_WORDS
 from fixloop.github.comments import is_own, same_account
 from fixloop.github.diffmap import DiffMap
 from fixloop.github.publish_body import description_of, finding_body, finding_of, fixed_of, replaceable
