@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
+import subprocess
+import sys
 import types
 import typing
 from typing import Any, Literal
 
 import pytest
+from helpers_imports import LIB
 from pydantic import BaseModel, Field
 
 from fixloop.contracts import prompt_text
@@ -33,7 +37,9 @@ from fixloop.contracts.pr import ClassifierOutput, ReplyWriterOutput, ThreadLabe
 from fixloop.contracts.prompt_text import (
     CONFIDENCE_SCALE,
     CONTRACT_KINDS,
+    TEXTS_FILE,
     contract_text,
+    rendered_contract_text,
     review_guide_text,
 )
 from fixloop.contracts.reviewer import ReviewerIssue, ReviewerOutput
@@ -239,10 +245,30 @@ def test_a_field_added_to_a_model_appears_without_editing_the_text(monkeypatch: 
         budget: Budget = Field(description="What the fix cost.")
 
     monkeypatch.setitem(prompt_text.CONTRACT_MODELS, "fixer", LongerFixerOutput)
-    rows = parsed(contract_text("fixer"))
+    rows = parsed(rendered_contract_text("fixer"))
     assert (1, "attempts", "optional", "integer from 1 to 3", "How often you tried this fix.") in rows
     assert (0, "budget", "required", "object", "What the fix cost.") in rows
     assert rows[-1] == (1, "minutes", "required", "integer >= 1", "Time you spent.")
+
+
+@pytest.mark.parametrize("kind", CONTRACT_KINDS)
+def test_the_checked_in_text_is_the_models_rendering(kind: str) -> None:
+    assert contract_text(kind) == rendered_contract_text(kind)
+
+
+def test_the_checked_in_texts_are_every_kinds_in_order() -> None:
+    assert list(json.loads(TEXTS_FILE.read_text(encoding="utf-8"))) == list(CONTRACT_KINDS)
+
+
+def test_a_contract_text_is_read_without_loading_pydantic() -> None:
+    code = (
+        "import sys; from fixloop.contracts.prompt_text import contract_text, review_guide_text; "
+        "text = contract_text('verifier') + review_guide_text(); print(len(text), 'pydantic' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONPATH": str(LIB)}
+    )
+    assert done.stdout.split() == [str(len(contract_text("verifier") + review_guide_text())), "False"]
 
 
 def test_an_unknown_kind_is_refused() -> None:

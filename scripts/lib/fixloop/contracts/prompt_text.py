@@ -4,6 +4,9 @@
   shape the agent must answer with: every field, nested ones indented, with its type or allowed values,
   whether it is required, and its meaning (the field's description in the model). A field added to a
   model appears here by itself.
+- The texts are rendered from the models by `rendered_contract_text(kind)`; `python -m
+  fixloop.contracts.schemagen` writes them to schemas/contract-texts.json (its `--check` finds drift), and
+  `contract_text` reads that file, so a `fixloop next` does not load pydantic to send a contract.
 - `review_guide_text(confidence_threshold)`: how every reviewer works (scope, the confidence scale, the
   threshold), shared by the six reviewers; each reviewer's own markdown holds only its focus.
 
@@ -16,9 +19,10 @@ import importlib
 import json
 import typing
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
+from fixloop.contracts.runconfig import RunConfig
 from fixloop.core.contract_opening import CONTRACT_OPENING
 from fixloop.core.errors import FixloopError
 
@@ -92,11 +96,7 @@ REVIEW_SCOPE: tuple[str, ...] = (
 
 
 def default_confidence_threshold() -> int:
-    from fixloop.contracts.coordinator import LoopConfig
-
-    default = LoopConfig.model_fields["confidence_threshold"].default
-    assert isinstance(default, int)
-    return default
+    return RunConfig().confidence_threshold
 
 
 def review_guide_text(confidence_threshold: int | None = None) -> str:
@@ -108,8 +108,26 @@ def review_guide_text(confidence_threshold: int | None = None) -> str:
     return "\n".join(lines)
 
 
+TEXTS_FILE = Path(__file__).resolve().parent / "schemas" / "contract-texts.json"
+_texts: dict[str, str] = {}
+
+
 def contract_text(kind: str) -> str:
-    """The JSON answer an agent of `kind` (one of CONTRACT_KINDS) must give, field by field."""
+    """The JSON answer an agent of `kind` (one of CONTRACT_KINDS) must give, field by field: the text
+    schemagen wrote from the model (rendered from the model when that file cannot be read)."""
+    if not _texts:
+        try:
+            loaded = json.loads(TEXTS_FILE.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            loaded = None
+        if isinstance(loaded, dict) and all(isinstance(text, str) for text in loaded.values()):
+            _texts.update(loaded)
+    text = _texts.get(kind)
+    return text if text is not None else rendered_contract_text(kind)
+
+
+def rendered_contract_text(kind: str) -> str:
+    """contract_text(kind), rendered from the kind's model."""
     model = contract_model(kind)
     lines = [
         f"{CONTRACT_OPENING}, the {kind} contract: no prose, no code fence.",
@@ -163,6 +181,8 @@ def field_shape(info: FieldInfo) -> tuple[str, type[BaseModel] | None]:
 
 def _shape(annotation: Any, constraints: list[Any]) -> tuple[str, type[BaseModel] | None]:
     from pydantic import BaseModel
+
+    from fixloop.contracts.describe import min_length, pattern_of, range_text, unwrap
 
     core, constraints = unwrap(annotation, constraints)
     origin = typing.get_origin(core)

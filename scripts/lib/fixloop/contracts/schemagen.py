@@ -1,6 +1,7 @@
 """Generate the checked-in JSON Schemas (draft 2020-12) of every document KIND from the pydantic models.
 
     python -m fixloop.contracts.schemagen           rewrite fixloop/contracts/schemas/<kind>.schema.json
+                                                    and the agents' contract texts, contract-texts.json
     python -m fixloop.contracts.schemagen --check   exit 1 and list the files that differ from the models
 
 The schemas describe the canonical documents (what `fixloop validate` prints). The validator also accepts a
@@ -18,6 +19,7 @@ from typing import Any
 
 from fixloop.contracts.examples import KIND_EXAMPLES
 from fixloop.contracts.kinds import KIND_DESCRIPTIONS, KINDS
+from fixloop.contracts.prompt_text import TEXTS_FILE, contract_models, rendered_contract_text
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -51,8 +53,16 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
+def contract_texts() -> str:
+    """Every agent's contract text (prompt_text), kind -> text in CONTRACT_KINDS order, as JSON."""
+    texts = {kind: rendered_contract_text(kind) for kind in contract_models()}
+    return json.dumps(texts, indent=2, ensure_ascii=False) + "\n"
+
+
 def expected_files(directory: Path = SCHEMA_DIR) -> dict[Path, str]:
-    return {schema_path(kind, directory): render(build_schema(kind)) for kind in KINDS}
+    files = {schema_path(kind, directory): render(build_schema(kind)) for kind in KINDS}
+    files[directory / TEXTS_FILE.name] = contract_texts()
+    return files
 
 
 def drifted(directory: Path = SCHEMA_DIR) -> list[Path]:
