@@ -49,6 +49,12 @@ MODELS_OF_A_WELL_FORMED_ANSWER = (
 )
 
 
+# Neither command of a review run loads pydantic on its normal path: the run's config is read by
+# contracts.runconfig, the contract texts come from schemas/contract-texts.json, answers are checked by
+# contracts.canonical.
+PYDANTIC = ("pydantic", "pydantic_core")
+
+
 # `python -m fixloop ARGS`, writing the names of every module loaded to the file named by argv[1] at exit
 # (importlib.import_module's imports included, which -X importtime does not report).
 LISTING_MAIN = """
@@ -82,11 +88,13 @@ def test_record_and_next_of_a_review_run_import_only_the_review_contracts(git_pr
     assert recorded["valid"] is True
     assert in_packages(record_modules, NOT_ON_A_REVIEW_CALL) == []
     assert in_packages(record_modules, MODELS_OF_A_WELL_FORMED_ANSWER) == []
+    assert in_packages(record_modules, PYDANTIC) == []
 
     action, next_modules = engine(git_project, "next", run_id)
     assert action["action"] == "agent"
     assert action["calls"][0]["subagent_type"] == "fixloop:review-verifier"
     assert in_packages(next_modules, NOT_ON_A_REVIEW_CALL) == []
+    assert in_packages(next_modules, PYDANTIC) == []
 
 
 def test_checking_a_well_formed_answer_of_each_review_agent_loads_no_pydantic() -> None:
