@@ -88,6 +88,7 @@ def test_record_and_next_of_a_review_run_import_only_the_review_contracts(git_pr
     assert recorded["valid"] is True
     assert in_packages(record_modules, NOT_ON_A_REVIEW_CALL) == []
     assert in_packages(record_modules, MODELS_OF_A_WELL_FORMED_ANSWER) == []
+    assert in_packages(record_modules, ("click",)) == []  # the hooks' spelling of record needs no click
     assert in_packages(record_modules, PYDANTIC) == []
 
     action, next_modules = engine(git_project, "next", run_id)

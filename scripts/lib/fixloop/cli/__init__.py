@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import io
-import sys
 from typing import Any
 
 import click
@@ -12,6 +10,7 @@ import click
 from fixloop import __version__
 from fixloop.cli.listing import ListedGroup
 from fixloop.cli.output import fail, guarded
+from fixloop.core.command_output import replace_undecodable_output
 from fixloop.core.errors import FixloopError
 
 # subcommand -> "module:attribute" of its click command
@@ -81,10 +80,7 @@ def unknown_command(name: str, known: list[str]) -> FixloopError:
 
 
 def main(argv: list[str] | None = None) -> None:
-    # Arguments are decoded with surrogateescape: a byte that is not UTF-8 must not reach stdout raw.
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="replace")
+    replace_undecodable_output()
     try:
         guarded(lambda: cli.main(args=argv, prog_name="fixloop", standalone_mode=False))
     except click.exceptions.Exit as done:

@@ -38,12 +38,9 @@ def next_command(run_id: str, as_text: bool, stopped: bool) -> None:
 @click.option("--from-hook", "from_hook", default=None, metavar="AGENT_ID", help="Recorded by a hook.")
 def record_command(run_id: str, source: str, agent: str, from_hook: str | None) -> None:
     """Validate an agent's final message and record it in the run (exit 1 when invalid)."""
-    from fixloop.workflows.intake import record_answer
+    from fixloop.workflows import hook_record
 
-    answer = record_answer(_root(), check_run_id(run_id), source, agent, from_hook)
-    print_json(answer)
-    if not answer["valid"]:
-        raise SystemExit(1)
+    hook_record.record_command(hook_record.RecordArguments(run_id, source, agent, from_hook))
 
 
 @click.command("answer")
