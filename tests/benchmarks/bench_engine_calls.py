@@ -27,16 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from child_usage import Launcher  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWERS  # noqa: E402
+
 REPEATS = 7
-BEFORE = "83e1266"
-REVIEWERS = (
-    "code-reviewer",
-    "silent-failure-hunter",
-    "code-simplifier",
-    "test-analyzer",
-    "comment-analyzer",
-    "type-design-analyzer",
-)
+BEFORE = "054e2ec"  # main when the issue that set the benchmark was filed
 
 # Runs in a child with the engine version under test on its path: prepares `count` projects under `base`,
 # each with one review run at the stage given, and prints [[project, run_id], ...].

@@ -33,15 +33,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+
+from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWERS  # noqa: E402
+
 BEFORE = "83e1266"
-REVIEWERS = (
-    "code-reviewer",
-    "silent-failure-hunter",
-    "code-simplifier",
-    "test-analyzer",
-    "comment-analyzer",
-    "type-design-analyzer",
-)
 FILES = 40
 WORDS = ("null", "await", "handle", "bound", "cast", "lock", "retry", "cache", "index", "parse")
 
