@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
-from fixloop.store import edits, layout, snapshot
+from fixloop.store import edits, snapshot
 from fixloop.workflows.context import PhaseContext
 
 UNCHANGED_CLAIMS = "FILES_CLAIMED_NOT_CHANGED"
@@ -24,16 +24,8 @@ UNCHANGED_CLAIMS = "FILES_CLAIMED_NOT_CHANGED"
 def begin(ctx: PhaseContext, files: Iterable[str]) -> dict[str, Any] | None:
     """The phase's change, begun before its agent edits (window `implement-<phase>`); None (and a
     warning) when the project cannot be snapshotted."""
-    run_dir = Path(layout.run_dir(ctx.root, ctx.run_id))
-    try:
-        return edits.begin(ctx.root, run_dir, f"implement-{ctx.number}", sorted(set(files)), now_ms=ctx.now)
-    except (FixloopError, OSError) as error:
-        ctx.warn(
-            "SNAPSHOT_FAILED",
-            f"The project could not be snapshotted before the implementer: {error}. The files it says it "
-            "modified are taken at its word.",
-        )
-        return None
+    otherwise = "The files it says it modified are taken at its word."
+    return ctx.begin_edits(f"implement-{ctx.number}", files, "the implementer", otherwise)
 
 
 def relative(root: Path, path: str) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from fixloop.contracts.runconfig import RunConfig
+from fixloop.core.errors import FixloopError
 from fixloop.core.timekeeping import utc_timestamp_ms
 from fixloop.review.access import config_of
 from fixloop.review.step import Effects, Event
+from fixloop.store import edits, layout
 
 FLOW_VERSION = 1
 RunState = dict[str, Any]
@@ -101,6 +104,23 @@ class PhaseContext:
     def answer(self, context: str) -> str | None:
         answer = self.flow["answers"].get(context)
         return str(answer["choice"]) if isinstance(answer, dict) else None
+
+    # ---- the project's files ----------------------------------------------------------------------
+
+    def begin_edits(
+        self, label: str, files: Iterable[str], before: str, otherwise: str
+    ) -> dict[str, Any] | None:
+        """A snapshot of `files` and an open touch window `label` (store.edits.begin) before an agent edits;
+        None, with a SNAPSHOT_FAILED warning ("... before `before`: why. `otherwise`"), when it fails."""
+        run_dir = Path(layout.run_dir(self.root, self.run_id))
+        try:
+            return edits.begin(self.root, run_dir, label, sorted(set(files)), now_ms=self.now)
+        except (FixloopError, OSError) as error:
+            self.warn(
+                "SNAPSHOT_FAILED",
+                f"The project could not be snapshotted before {before}: {error}. {otherwise}",
+            )
+            return None
 
     # ---- what to tell --------------------------------------------------------------------------
 

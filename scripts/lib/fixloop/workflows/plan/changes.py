@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from fixloop.core.errors import FixloopError
 from fixloop.plans import mark_done, read_text
-from fixloop.store import edits, layout, snapshot
+from fixloop.store import edits, snapshot
 from fixloop.store.atomic import write_atomic
 from fixloop.workflows.claims import TASK_UNVERIFIED
 from fixloop.workflows.context import PhaseContext
@@ -36,16 +35,8 @@ UNVERIFIED_CLAIM = "unverified"  # an answer's task status once the engine refus
 def take_snapshot(ctx: PhaseContext, files: Iterable[str], number: int) -> dict[str, Any] | None:
     """The project's snapshot before batch `number`'s implementer call, with its touch window open; None
     (and a warning) if it fails."""
-    run_dir = Path(layout.run_dir(ctx.root, ctx.run_id))
-    try:
-        return edits.begin(ctx.root, run_dir, f"{SNAPSHOT_DIR}-{number}", sorted(set(files)), now_ms=ctx.now)
-    except (FixloopError, OSError) as error:
-        ctx.warn(
-            "SNAPSHOT_FAILED",
-            f"The project could not be snapshotted before batch {number}: {error}. The files changed are "
-            "taken from the implementer's answer.",
-        )
-        return None
+    otherwise = "The files changed are taken from the implementer's answer."
+    return ctx.begin_edits(f"{SNAPSHOT_DIR}-{number}", files, f"batch {number}", otherwise)
 
 
 def claimed_files(document: Mapping[str, Any] | None) -> set[str]:
