@@ -10,6 +10,7 @@ from fixloop.contracts.bounds import MAX_ISSUES_PER_ANSWER, MAX_ITEMS
 from fixloop.contracts.common import AgentError, Contract, NonEmptyStr, SessionId, Severity
 from fixloop.contracts.runconfig import (
     DISMISSAL_WORDS,
+    LIST_PRICES,
     WRITE_ACCESS,
     AuthorAssociation,
     LowConfidenceChoice,
@@ -61,11 +62,7 @@ class Price(Contract):
     cache_read: Dollars
 
 
-DEFAULT_PRICES: dict[str, Price] = {
-    "haiku": Price(input=1.0, output=5.0, cache_write=1.25, cache_read=0.1),
-    "sonnet": Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
-    "opus": Price(input=5.0, output=25.0, cache_write=6.25, cache_read=0.5),
-}
+DEFAULT_PRICES: dict[str, Price] = {name: Price(**values) for name, values in LIST_PRICES.items()}
 
 
 class LoopConfig(Contract):

@@ -95,12 +95,16 @@ class RunPrice:
     cache_read: float
 
 
+# The list prices per model family, USD per million tokens: the default `prices` (LoopConfig's too).
+LIST_PRICES: dict[str, dict[str, float]] = {
+    "haiku": {"input": 1.0, "output": 5.0, "cache_write": 1.25, "cache_read": 0.1},
+    "sonnet": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3},
+    "opus": {"input": 5.0, "output": 25.0, "cache_write": 6.25, "cache_read": 0.5},
+}
+
+
 def _default_prices() -> dict[str, RunPrice]:
-    return {
-        "haiku": RunPrice(input=1.0, output=5.0, cache_write=1.25, cache_read=0.1),
-        "sonnet": RunPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
-        "opus": RunPrice(input=5.0, output=25.0, cache_write=6.25, cache_read=0.5),
-    }
+    return {name: RunPrice(**values) for name, values in LIST_PRICES.items()}
 
 
 @dataclass(frozen=True)
