@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from before_tree import engine_at  # noqa: E402
 from child_usage import Launcher  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts" / "lib"))
@@ -118,36 +119,29 @@ def main() -> int:
     parser.add_argument("--before", default=BEFORE, help="the commit measured as 'before'")
     args = parser.parse_args()
     launcher = Launcher()
-    worktree = Path(tempfile.mkdtemp(prefix="fixloop-before-")) / "tree"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.before],
-        capture_output=True,
-        check=True,
-    )
     try:
-        libs = {"before": worktree / "scripts" / "lib", "after": ROOT / "scripts" / "lib"}
-        cpu, peak = bare(launcher, args.repeats)
-        print(f"engine calls of a review run, median of {args.repeats}, python {sys.version.split()[0]}")
-        print(f"bare interpreter start: {cpu:.3f} s CPU, {peak:.0f} MB peak")
-        print(
-            f"{'call':<40} {'before s':>9} {'after s':>8} {'after/before':>12} "
-            f"{'before MB':>9} {'after MB':>8}"
-        )
-        for stage, label in (
-            ("record", "fixloop record (one reviewer, 3 findings)"),
-            ("next", "fixloop next (closes a 6x3 round)"),
-        ):
-            before = measure(launcher, libs["before"], stage, args.repeats)
-            after = measure(launcher, libs["after"], stage, args.repeats)
+        with engine_at(args.before) as before_lib:
+            libs = {"before": before_lib, "after": ROOT / "scripts" / "lib"}
+            cpu, peak = bare(launcher, args.repeats)
+            print(f"engine calls of a review run, median of {args.repeats}, python {sys.version.split()[0]}")
+            print(f"bare interpreter start: {cpu:.3f} s CPU, {peak:.0f} MB peak")
             print(
-                f"{label:<40} {before[0]:>9.3f} {after[0]:>8.3f} {after[0] / before[0]:>12.2f} "
-                f"{before[1]:>9.0f} {after[1]:>8.0f}",
-                flush=True,
+                f"{'call':<40} {'before s':>9} {'after s':>8} {'after/before':>12} "
+                f"{'before MB':>9} {'after MB':>8}"
             )
+            for stage, label in (
+                ("record", "fixloop record (one reviewer, 3 findings)"),
+                ("next", "fixloop next (closes a 6x3 round)"),
+            ):
+                before = measure(launcher, libs["before"], stage, args.repeats)
+                after = measure(launcher, libs["after"], stage, args.repeats)
+                print(
+                    f"{label:<40} {before[0]:>9.3f} {after[0]:>8.3f} {after[0] / before[0]:>12.2f} "
+                    f"{before[1]:>9.0f} {after[1]:>8.0f}",
+                    flush=True,
+                )
     finally:
         launcher.close()
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=False)
-        worktree.parent.rmdir()
     return 0
 
 

@@ -34,6 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from before_tree import engine_at  # noqa: E402
 
 from fixloop.core.agent_names import REVIEWER_AGENTS as REVIEWERS  # noqa: E402
 
@@ -190,18 +193,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--before", default=BEFORE, help="the commit measured as 'before'")
     args = parser.parse_args()
-    worktree = Path(tempfile.mkdtemp(prefix="fixloop-before-")) / "tree"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.before],
-        capture_output=True,
-        check=True,
-    )
-    try:
-        before = measure(worktree / "scripts" / "lib", args.findings, args.repeats)
-        after = measure(ROOT / "scripts" / "lib", args.findings, args.repeats)
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=False)
-        worktree.parent.rmdir()
+    with engine_at(args.before) as before_lib:
+        before = measure(before_lib, args.findings, args.repeats)
+    after = measure(ROOT / "scripts" / "lib", args.findings, args.repeats)
     total = args.findings * len(REVIEWERS)
     print(
         f"round 3 of a review run, 6 reviewers x {args.findings} findings ({total} a round), "
