@@ -142,34 +142,17 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
                 "issues_count": len(document.get("issues") or [])
             }
 
-    succeeded = sum(1 for item in agents_results if item["status"] == "success")
     failed_names = [str(item["agent"]) for item in agents_results if item["status"] == "failed"]
-    thin = thin_shards(rnd, ctx.config.min_required_agents) if sharded(rnd) else []
-    if thin:
+    shortfall = _coverage_shortfall(rnd, agents_results, ctx.config.min_required_agents)
+    if shortfall is not None:
         rnd["issues"] = carried_issues(ctx.review, rnd, failed_names, everything=True)
         rnd["issues_found"] = len(rnd["issues"])
-        shards = ", ".join(f"shard {shard} ({count}/{len(REVIEWER_AGENTS)})" for shard, count in thin)
         return fail(
             ctx,
             {
                 "code": "INSUFFICIENT_COVERAGE",
-                "message": f"Too few review agents answered for {shards} of {len(rnd['shards'])} "
-                f"(at least {ctx.config.min_required_agents} required for every shard)",
+                "message": shortfall,
                 "failed_agents": [item for item in agents_results if item["status"] == "failed"],
-                "suggestion": "Check why the failed agents failed, fix the cause and run the review again.",
-            },
-        )
-    if succeeded < ctx.config.min_required_agents and not sharded(rnd):
-        rnd["issues"] = carried_issues(ctx.review, rnd, failed_names, everything=True)
-        rnd["issues_found"] = len(rnd["issues"])
-        failed_agents = [item for item in agents_results if item["status"] == "failed"]
-        return fail(
-            ctx,
-            {
-                "code": "INSUFFICIENT_COVERAGE",
-                "message": f"Only {succeeded}/{len(REVIEWER_AGENTS)} review agents succeeded "
-                f"(at least {ctx.config.min_required_agents} required)",
-                "failed_agents": failed_agents,
                 "suggestion": "Check why the failed agents failed, fix the cause and run the review again.",
             },
         )
@@ -208,6 +191,23 @@ def close_round(ctx: StepContext, rnd: Round) -> Document | None:
     carried = carried_issues(ctx.review, rnd, failed_names, unreviewed=rnd.get("unreviewed"))
     round_issues.extend(carried)  # counted as remaining, not found
     return None
+
+
+def _coverage_shortfall(rnd: Round, agents_results: Sequence[AgentResult], required: int) -> str | None:
+    """Why the pass does not count, when too few reviewers answered (for some shard, in shards)."""
+    if sharded(rnd):
+        thin = thin_shards(rnd, required)
+        if not thin:
+            return None
+        shards = ", ".join(f"shard {shard} ({count}/{len(REVIEWER_AGENTS)})" for shard, count in thin)
+        return (
+            f"Too few review agents answered for {shards} of {len(rnd['shards'])} "
+            f"(at least {required} required for every shard)"
+        )
+    succeeded = sum(1 for item in agents_results if item["status"] == "success")
+    if succeeded >= required:
+        return None
+    return f"Only {succeeded}/{len(REVIEWER_AGENTS)} review agents succeeded (at least {required} required)"
 
 
 def _new_issue(agent: str, candidate: Candidate, issue: Mapping[str, Any], source: IssueSource) -> Issue:
