@@ -13,8 +13,9 @@ import math
 import re
 from pathlib import Path
 
-from fixloop_model import Act, Behaviour, Scenario, Turn, failure_document
+from fixloop_model import Act, Behaviour, NextBlock, Scenario, Turn, failure_document, obey
 from fixloop_session import CHANGED_FILES, MakeRunner, StartAPI, command_session
+from scripted_api import Reply, Request
 from whole_task import WholeTask
 
 from fixloop.core.agent_names import REVIEWER_AGENTS
@@ -175,3 +176,69 @@ def test_a_reviewer_failing_one_shard_leaves_only_that_shard_unreviewed_and_says
     final = session.result.result_text or ""
     assert f"shard(s) 2 of {len(shards)}" in final
     assert f"{len(shards[1])} file(s) not reviewed by it" in final
+
+
+SUMMARY = "Review complete: every shard looks fine."
+
+
+def test_a_coordinator_that_skips_repeats_and_stops_between_shards_still_has_every_file_reviewed(
+    start_api: StartAPI, make_runner: MakeRunner, shared_plugin_data: Path
+) -> None:
+    """Shard 2: one reviewer left out and another called twice; shard 3: the coordinator stops early once
+    with its own summary. The engine hands the left-out call out again, refuses the repeat, sends the
+    coordinator back, and every reviewer still sees every file once."""
+    seen = Seen()
+    stops: list[str] = []
+    left_out = "code-simplifier"
+
+    def deviate(request: Request, block: NextBlock) -> Reply | None:
+        head = block.text.split("\n", 1)[0]
+        if "shard 2/3" in head and len(block.calls) == len(REVIEWER_AGENTS):
+            calls = [c for c in block.calls if c["subagent_type"] != f"fixloop:{left_out}"]
+            return obey(NextBlock(block.text, calls=(*calls, calls[0])))
+        if "shard 3/3" in head and not stops:
+            stops.append(head)
+            return Reply.text(SUMMARY)
+        return None
+
+    whole = WholeTask()
+    agents = {name: whole.wrap("reviewer", seen.reviewer(name), lambda _task: []) for name in REVIEWER_AGENTS}
+    scenario = Scenario(agents=agents)
+    scenario.deviate = deviate
+    scenario.tolerated_errors = ("was already called in step",)
+    session = command_session(
+        start_api,
+        make_runner,
+        shared_plugin_data,
+        scenario,
+        config={"review_shard_files": 700},
+        before=add_files,
+        timeout=900.0,
+    )
+    assert whole.problems == []
+    change = sorted([*CHANGED_FILES, *new_files()])
+    assert len(plan_shards(change, 700, 20_000, {name: 1 for name in change})) == 3
+    for name in REVIEWER_AGENTS:
+        assert sorted(seen.files[name]) == change, name
+    state = session.run.state
+    assert [step["agents"] for step in state["flow"]["history"]] == [
+        list(REVIEWER_AGENTS),
+        list(REVIEWER_AGENTS),
+        [left_out],
+        list(REVIEWER_AGENTS),
+    ]
+    refused = session.run.of_type("WARNING", code="AGENT_CALL_REFUSED")
+    assert [w["agent"] for w in refused] == [REVIEWER_AGENTS[0]]
+    assert len(session.run.of_type("WARNING", code="COORDINATOR_STOPPED_EARLY")) == 1
+    by_reviewer = session.report["coverage"]["by_reviewer"]
+    assert by_reviewer["shards"] == 3
+    assert by_reviewer["reviewers"] == {
+        name: {"reviewed": 2000, "not_reviewed": []} for name in REVIEWER_AGENTS
+    }
+    # The run ended as the engine says (its findings are not auto-fixable: partial), and the user read the
+    # engine's final message, not the coordinator's summary.
+    assert state["status"] == "partial" and state["ended_at_ms"] is not None
+    assert sorted(issue["file"] for issue in session.report["remaining_issues"]) == sorted(FINDINGS.values())
+    final = str(session.result.result_text)
+    assert final == state["final_message"]
+    assert SUMMARY not in final
